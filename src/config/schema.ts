@@ -1,0 +1,141 @@
+/**
+ * The gateway config: a plain §16.1 registry (`{"engines": [...]}`) accepted as-is, plus an
+ * optional `gateway` section and optional per-engine settings. Validated with zod; every
+ * problem is reported as `path: message` (e.g. `engines[1].url: expected an http(s) URL`).
+ */
+import { z } from 'zod';
+
+const httpUrl = z.string().refine((value) => {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}, 'expected an http(s) URL');
+
+const positiveInt = z.int().min(1);
+const nonNegativeInt = z.int().min(0);
+
+export const BreakerSettingsSchema = z.strictObject({
+  /** Failure percentage in the rolling window that opens the breaker. */
+  errorThresholdPercentage: z.number().min(1).max(100).default(50),
+  rollingWindowMs: positiveInt.default(10_000),
+  rollingBuckets: positiveInt.default(10),
+  /** Minimum calls in the window before the breaker may open (opossum's default of 0 opens on one failure). */
+  volumeThreshold: positiveInt.default(5),
+  resetTimeoutMs: positiveInt.default(5_000),
+  /** Reset timeout grows ×2 per consecutive opening, capped here. */
+  maxResetTimeoutMs: positiveInt.default(60_000),
+});
+export type BreakerSettings = z.infer<typeof BreakerSettingsSchema>;
+
+const PartialBreakerSchema = BreakerSettingsSchema.partial();
+
+export const EngineSchema = z
+  .looseObject({
+    id: z.string().min(1, 'expected a non-empty engine id').regex(/^[A-Za-z0-9._:-]+$/, 'expected letters, digits, ".", "_", ":" or "-"'),
+    transport: z.enum(['http', 'stdio'], 'expected "http" or "stdio"'),
+    url: httpUrl.optional(),
+    command: z.array(z.string()).min(1, 'expected a non-empty command array').optional(),
+    weight: z.number().finite().min(0, 'expected a weight ≥ 0').default(1),
+    required: z.boolean().default(false),
+    priority: z.number().finite().default(0),
+    // Per-engine settings (all optional; gateway defaults apply).
+    timeoutMs: positiveInt.optional(),
+    maxConcurrent: positiveInt.optional(),
+    maxQueue: nonNegativeInt.optional(),
+    maxResponseBytes: positiveInt.optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+    env: z.record(z.string(), z.string()).optional(),
+    cwd: z.string().optional(),
+    breaker: PartialBreakerSchema.optional(),
+    /** Expose this engine's endpoint in catalog/list (§7.13); hidden by default. */
+    expose: z.boolean().optional(),
+    /** Engine is the target for writes (index/add, index/delete). */
+    writer: z.boolean().optional(),
+  })
+  .superRefine((engine, ctx) => {
+    if (engine.transport === 'http' && !engine.url) {
+      ctx.addIssue({ code: 'custom', path: ['url'], message: 'expected an http(s) URL (required for transport "http")' });
+    }
+    if (engine.transport === 'stdio' && !engine.command) {
+      ctx.addIssue({ code: 'custom', path: ['command'], message: 'expected a command array (required for transport "stdio")' });
+    }
+  });
+export type EngineConfig = z.infer<typeof EngineSchema>;
+
+export const RouteSchema = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
+
+export const GatewaySchema = z.strictObject({
+  name: z.string().min(1).default('rcp-gateway'),
+  host: z.string().min(1).default('127.0.0.1'),
+  port: z.int().min(0).max(65_535).default(8787),
+  basePath: z.string().regex(/^\/[A-Za-z0-9._/-]*$/, 'expected a path starting with "/"').default('/rcp'),
+  /** Default overall deadline per request; a client's `_meta.deadlineMs` can only shorten it. */
+  deadlineMs: positiveInt.default(10_000),
+  /** Default per-engine timeout for one upstream call. */
+  engineTimeoutMs: positiveInt.default(8_000),
+  /** Time reserved for fusion and the answer when forwarding `_meta.deadlineMs` (§16.2). */
+  deadlineReserveMs: nonNegativeInt.default(50),
+  rrfK: z.number().finite().min(0).default(60),
+  maxK: positiveInt.default(100),
+  /** Each engine is asked for `k × fusionHeadroom` hits (clamped to its maxK). */
+  fusionHeadroom: z.number().min(1).max(10).default(2),
+  fusion: z.enum(['rrf', 'weighted', 'convex']).default('rrf'),
+  dedup: z.enum(['id', 'citation.uri', 'content-hash']).default('id'),
+  federationDepth: nonNegativeInt.default(3),
+  maxBodyBytes: positiveInt.default(1_048_576),
+  maxResponseBytes: positiveInt.default(16_777_216),
+  maxInFlight: positiveInt.default(1_024),
+  maxConcurrentPerEngine: positiveInt.default(64),
+  maxQueuePerEngine: nonNegativeInt.default(256),
+  sseHeartbeatMs: positiveInt.default(15_000),
+  progressFramesPerSecond: positiveInt.default(20),
+  corsOrigins: z.array(z.string()).default([]),
+  exposeEndpoints: z.boolean().default(false),
+  breaker: PartialBreakerSchema.default({}),
+  retry: z
+    .strictObject({
+      /** Retries allowed as a fraction of recent requests. */
+      budgetRatio: z.number().min(0).max(1).default(0.1),
+      /** Retries always allowed per window, so a quiet gateway can still retry. */
+      minPerWindow: nonNegativeInt.default(10),
+      windowMs: positiveInt.default(10_000),
+    })
+    .default({ budgetRatio: 0.1, minPerWindow: 10, windowMs: 10_000 }),
+  /** method → engine id or ordered list of engine ids (routing of non-fusable methods). */
+  routes: z.record(z.string(), RouteSchema).default({}),
+  /** Write every index/add and index/delete to every writable engine. */
+  broadcastWrites: z.boolean().default(false),
+  /** Secret for signing pagination cursors; a random per-process key when absent (set it when running replicas). */
+  cursorSecret: z.string().min(16).optional(),
+  cursorTtlMs: positiveInt.default(3_600_000),
+  drainTimeoutMs: positiveInt.default(10_000),
+  logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  metrics: z
+    .strictObject({ enabled: z.boolean().default(true), port: z.int().min(0).max(65_535).optional() })
+    .default({ enabled: true }),
+});
+export type GatewaySettings = z.infer<typeof GatewaySchema>;
+
+export const ConfigSchema = z.looseObject({
+  $schema: z.string().optional(),
+  engines: z.array(EngineSchema).min(1, 'expected at least one engine'),
+  gateway: GatewaySchema.default(GatewaySchema.parse({})),
+}).superRefine((config, ctx) => {
+  const seen = new Map<string, number>();
+  config.engines.forEach((engine, index) => {
+    const first = seen.get(engine.id);
+    if (first !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['engines', index, 'id'], message: `duplicate engine id "${engine.id}" (also engines[${first}])` });
+    }
+    seen.set(engine.id, index);
+  });
+  for (const [method, target] of Object.entries(config.gateway.routes)) {
+    for (const id of Array.isArray(target) ? target : [target]) {
+      if (!seen.has(id)) ctx.addIssue({ code: 'custom', path: ['gateway', 'routes', method], message: `unknown engine id "${id}"` });
+    }
+  }
+});
+export type GatewayConfig = z.infer<typeof ConfigSchema>;

@@ -1,0 +1,30 @@
+/**
+ * What the federation code needs from the gateway: the live engine set, settings, identity.
+ * A value, so a reload can swap it while in-flight calls keep the set they started with.
+ */
+import type { GatewaySettings } from '../config/schema.js';
+import type { Logger } from '../observability/log.js';
+import type { Engine } from '../upstream/engine.js';
+
+export interface FederationHooks {
+  onLeg?: (engine: string, method: string, code: number, durationMs: number) => void;
+  onDegraded?: (engine: string, reason: string) => void;
+  onFanout?: (method: string, width: number) => void;
+  onProgressFrame?: () => void;
+}
+
+export interface FederationContext {
+  engines: readonly Engine[];
+  settings: GatewaySettings;
+  logger: Logger;
+  /** The gateway's identity for loop detection (§16.2). */
+  identity: string;
+  hooks: FederationHooks;
+}
+
+export interface DegradedEntry {
+  engine: string;
+  code: number;
+  reason: string;
+  detail?: string;
+}

@@ -1,0 +1,118 @@
+/**
+ * Fan-out of one read method to several engines (§16.2): per-leg params, forwarded deadline and
+ * federation path, per-leg timeout, trace headers, progress routing; collects successes and
+ * failures without ever rejecting. Each leg goes through the engine's breaker and limiter.
+ */
+import { ErrorCode } from '../protocol/errors.js';
+import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
+import type { CallContext } from '../server/service.js';
+import { abortReasonOf } from '../server/service.js';
+import { UpstreamError } from '../upstream/errors.js';
+import type { Engine } from '../upstream/engine.js';
+import type { DegradedEntry, FederationContext } from './context.js';
+import { traceContext } from './trace.js';
+
+export interface LegSuccess {
+  engine: Engine;
+  result: JsonObject;
+}
+
+export interface LegFailure extends DegradedEntry {
+  error: UpstreamError;
+}
+
+export interface FanoutOutcome {
+  successes: LegSuccess[];
+  failures: LegFailure[];
+  traceId: string;
+}
+
+export interface FanoutPlan {
+  method: string;
+  engines: readonly Engine[];
+  /** Per-engine params (without `_meta`; the fan-out adds it). */
+  paramsFor: (engine: Engine) => JsonObject;
+  onLegProgress?: (engine: Engine, frame: JsonObject) => void;
+  onLegDone?: (engine: Engine, ok: boolean, reason?: string) => void;
+  onLegLog?: (engine: Engine, frame: JsonObject) => void;
+}
+
+/** §16.2: the federation path/depth to forward, or why forwarding is not allowed. */
+export function federationForward(ctx: CallContext, fed: FederationContext): { depth: number; path: string[] } {
+  const incoming = ctx.meta.federation;
+  const depth = incoming?.depth ?? fed.settings.federationDepth;
+  const path = incoming?.path ?? [];
+  return { depth: depth - 1, path: [...path, fed.identity] };
+}
+
+/** Engines already on the path would form a cycle (§16.2): skip them. */
+export function onPath(engine: Engine, path: readonly string[]): boolean {
+  return path.includes(engine.id) || (engine.server !== undefined && path.includes(engine.server.name));
+}
+
+export async function fanout(plan: FanoutPlan, ctx: CallContext, fed: FederationContext): Promise<FanoutOutcome> {
+  const trace = traceContext(ctx.headers, ctx.meta.traceId);
+  const forward = federationForward(ctx, fed);
+  const reserve = fed.settings.deadlineReserveMs;
+  const successes: LegSuccess[] = [];
+  const failures: LegFailure[] = [];
+  fed.hooks.onFanout?.(plan.method, plan.engines.length);
+
+  await Promise.all(plan.engines.map(async (engine) => {
+    const started = performance.now();
+    const remaining = ctx.deadlineAt - started - reserve;
+    if (remaining <= 0) {
+      const error = new UpstreamError('timeout', 'no time left before the deadline');
+      failures.push(failureOf(engine, error, ctx));
+      plan.onLegDone?.(engine, false, 'deadline');
+      return;
+    }
+    const base = plan.paramsFor(engine);
+    const callerMeta = isJsonObject(base._meta) ? base._meta : {};
+    const params: JsonObject = {
+      ...base,
+      _meta: {
+        ...callerMeta,
+        // §16.2: forward a strictly smaller remaining budget, reserving time for our own fusion.
+        deadlineMs: Math.max(1, Math.floor(remaining) - 1),
+        federation: forward,
+        traceId: trace.traceId,
+      },
+    };
+    try {
+      const result = await engine.call(plan.method, params, {
+        signal: ctx.signal,
+        timeoutMs: Math.floor(remaining),
+        headers: { traceparent: trace.traceparent },
+        onProgress: plan.onLegProgress ? (frame) => plan.onLegProgress!(engine, frame) : undefined,
+        onLog: plan.onLegLog ? (frame) => plan.onLegLog!(engine, frame) : undefined,
+      });
+      successes.push({ engine, result });
+      fed.hooks.onLeg?.(engine.id, plan.method, 0, performance.now() - started);
+      plan.onLegDone?.(engine, true);
+    } catch (err) {
+      const error = err instanceof UpstreamError ? err : new UpstreamError('malformed', (err as Error).message);
+      const failure = failureOf(engine, error, ctx);
+      failures.push(failure);
+      fed.hooks.onLeg?.(engine.id, plan.method, failure.code, performance.now() - started);
+      plan.onLegDone?.(engine, false, failure.reason);
+    }
+  }));
+  return { successes, failures, traceId: trace.traceId };
+}
+
+/** Classify a failed leg for `_meta.degraded` (engine id + code + reason). */
+export function failureOf(engine: Engine, error: UpstreamError, ctx: CallContext): LegFailure {
+  let reason: string = error.reason;
+  let code = error.code;
+  if (error.reason === 'aborted') {
+    const why = abortReasonOf(ctx.signal);
+    if (why === 'deadline') {
+      reason = 'deadline';
+      code = ErrorCode.Timeout;
+    } else if (why) reason = why;
+  } else if (error.reason === 'remote-error' && error.remote) {
+    reason = `engine-error`;
+  }
+  return { engine: engine.id, code, reason, detail: error.message.slice(0, 300), error };
+}

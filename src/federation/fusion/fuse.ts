@@ -1,0 +1,82 @@
+/**
+ * Fusion of per-engine ranked lists (§16.3), pure. RRF is the default and always legal;
+ * weighted (per-engine min-max) and convex (min anchored at the advertised `scoreFloor`) use
+ * normalised scores. One scoring pass, one sort, truncated to `k`.
+ */
+import { dedupKey } from './dedup.js';
+import { absorb, compareEntries, finalizeHit, type FusedEntry } from './merge.js';
+import type { EngineHit, FusionMethod, FusionOptions, RankedList } from './types.js';
+
+export interface FusionResult {
+  hits: EngineHit[];
+  /** The strategy actually applied (convex falls back to RRF without floors). */
+  method: FusionMethod;
+  notes: string[];
+}
+
+type Scorer = (list: RankedList, rank: number, hit: EngineHit) => number;
+
+const rrfScorer = (rrfK: number): Scorer => (list, rank) => list.weight / (rrfK + rank);
+
+/** Per-engine normaliser: min-max over the returned set, or [floor, max] for convex. */
+function normalisedScorer(lists: readonly RankedList[], useFloor: boolean): Scorer {
+  const bounds = new Map<RankedList, { low: number; span: number }>();
+  for (const list of lists) {
+    let max = -Infinity;
+    let min = Infinity;
+    for (const hit of list.hits) {
+      if (hit.score > max) max = hit.score;
+      if (hit.score < min) min = hit.score;
+    }
+    const low = useFloor && list.scoreFloor !== undefined ? list.scoreFloor : min;
+    bounds.set(list, { low, span: max - low });
+  }
+  return (list, _rank, hit) => {
+    const b = bounds.get(list)!;
+    // A degenerate range (one hit, or all equal) normalises to 1: the engine ranks it top.
+    const norm = b.span > 0 ? (hit.score - b.low) / b.span : 1;
+    return list.weight * Math.min(1, Math.max(0, norm));
+  };
+}
+
+export function fuse(lists: readonly RankedList[], method: FusionMethod, options: FusionOptions): FusionResult {
+  const notes: string[] = [];
+  let applied: FusionMethod = method;
+  if (method === 'convex' && lists.some((list) => list.scoreFloor === undefined)) {
+    // §16.3: convex only when every participating engine advertises scoreFloor; else RRF.
+    const missing = lists.filter((list) => list.scoreFloor === undefined).map((list) => list.engine);
+    notes.push(`fusion: convex needs scoreFloor from every engine (missing: ${missing.join(', ')}); fell back to rrf`);
+    applied = 'rrf';
+  }
+  const scorer = applied === 'rrf' ? rrfScorer(options.rrfK) : normalisedScorer(lists, applied === 'convex');
+
+  const entries = new Map<string, FusedEntry>();
+  for (const list of lists) {
+    const hits = list.hits;
+    for (let i = 0; i < hits.length; i++) {
+      const hit = hits[i]!;
+      const rank = i + 1;
+      const key = options.dedup === 'id' ? `id:${String(hit.id)}` : dedupKey(hit, options.dedup);
+      const contribution = scorer(list, rank, hit);
+      const entry = entries.get(key);
+      if (entry === undefined) {
+        entries.set(key, {
+          key, hit, fused: contribution, weightSum: list.weight,
+          contributions: [{ engine: list.engine, rank, score: hit.score, weight: list.weight }],
+          others: undefined,
+        });
+      } else {
+        if (entry.contributions.some((c) => c.engine === list.engine)) continue; // one vote per engine
+        entry.fused += contribution;
+        entry.weightSum += list.weight;
+        entry.contributions.push({ engine: list.engine, rank, score: hit.score, weight: list.weight });
+        absorb(entry, hit);
+      }
+    }
+  }
+  const ordered = [...entries.values()].sort(compareEntries);
+  const limit = Math.min(options.k, ordered.length);
+  const out: EngineHit[] = new Array(limit);
+  for (let i = 0; i < limit; i++) out[i] = finalizeHit(ordered[i]!);
+  return { hits: out, method: applied, notes };
+}

@@ -1,0 +1,33 @@
+/** Shapes shared by the pure fusion functions (§16.3). */
+import type { JsonObject } from '../../protocol/jsonrpc.js';
+
+/** A hit as an engine returned it, already sanitized (id string|number, finite score). */
+export interface EngineHit extends JsonObject {
+  id: string | number;
+  score: number;
+}
+
+/** One engine's ranked list, best first. */
+export interface RankedList {
+  engine: string;
+  weight: number;
+  hits: readonly EngineHit[];
+  /** §6.1 `retrieve.scoreFloor`, when the engine advertised one (convex fusion). */
+  scoreFloor?: number;
+}
+
+export type DedupPolicy = 'id' | 'citation.uri' | 'content-hash';
+export type FusionMethod = 'rrf' | 'weighted' | 'convex';
+
+export interface FusionOptions {
+  k: number;
+  rrfK: number;
+  dedup: DedupPolicy;
+}
+
+export interface Contribution {
+  engine: string;
+  rank: number;
+  score: number;
+  weight: number;
+}

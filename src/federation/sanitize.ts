@@ -1,0 +1,80 @@
+/**
+ * Hostile-upstream hygiene (§15.1: upstream content is untrusted). Turns an engine's `retrieve`
+ * result into a clean ranked list: hits must be objects with a string/number id and a finite
+ * score; duplicates keep their first (best) rank; extra hits are cut to what was asked; optional
+ * fields of the wrong JSON type are dropped so nothing invalid reaches the client.
+ */
+import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
+import type { EngineHit } from './fusion/types.js';
+
+export interface SanitizedList {
+  hits: EngineHit[];
+  /** Problems found, for `usage.notes` (empty when the answer was clean). */
+  problems: string[];
+}
+
+const STRING_FIELDS = ['text', 'modality', 'unit'] as const;
+const OBJECT_FIELDS = ['meta', 'citation', 'provenance', 'trust', 'chunk', 'scores'] as const;
+const ARRAY_FIELDS = ['content', 'vector'] as const;
+
+export function sanitizeHits(result: JsonObject, limit: number): SanitizedList | { error: string } {
+  const raw = result.hits;
+  if (!Array.isArray(raw)) return { error: '`hits` is not an array' };
+  const hits: EngineHit[] = [];
+  const seen = new Set<string>();
+  let badId = 0;
+  let badScore = 0;
+  let duplicates = 0;
+  for (let i = 0; i < raw.length && hits.length < limit; i++) {
+    const item: unknown = raw[i];
+    if (!isJsonObject(item)) {
+      badId++;
+      continue;
+    }
+    const id = item.id;
+    if (!(typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)))) {
+      badId++;
+      continue;
+    }
+    const score = item.score;
+    if (typeof score !== 'number' || !Number.isFinite(score)) {
+      badScore++;
+      continue;
+    }
+    const key = String(id);
+    if (seen.has(key)) {
+      duplicates++;
+      continue;
+    }
+    seen.add(key);
+    hits.push(cleanHit(item, id, score));
+  }
+  const problems: string[] = [];
+  if (badId > 0) problems.push(`${badId} hit(s) without a valid id dropped`);
+  if (badScore > 0) problems.push(`${badScore} hit(s) with a non-numeric score dropped`);
+  if (duplicates > 0) problems.push(`${duplicates} duplicate hit id(s) dropped`);
+  if (raw.length > limit && hits.length === limit) problems.push(`answered ${raw.length} hits for ${limit} asked; extra hits cut`);
+  return { hits, problems };
+}
+
+/** Keep only fields whose JSON type matches the Hit schema; never mutate the engine's object. */
+function cleanHit(item: JsonObject, id: string | number, score: number): EngineHit {
+  let clean = true;
+  for (const field of STRING_FIELDS) if (field in item && typeof item[field] !== 'string') clean = false;
+  for (const field of OBJECT_FIELDS) if (field in item && !isJsonObject(item[field])) clean = false;
+  for (const field of ARRAY_FIELDS) if (field in item && !Array.isArray(item[field])) clean = false;
+  if ('confidence' in item && !isUnit(item.confidence)) clean = false;
+  if ('level' in item && !(Number.isSafeInteger(item.level) && (item.level as number) >= 0)) clean = false;
+  if (clean) return item as EngineHit;
+  const out: EngineHit = { ...item, id, score };
+  for (const field of STRING_FIELDS) if (field in out && typeof out[field] !== 'string') delete out[field];
+  for (const field of OBJECT_FIELDS) if (field in out && !isJsonObject(out[field])) delete out[field];
+  for (const field of ARRAY_FIELDS) if (field in out && !Array.isArray(out[field])) delete out[field];
+  if ('confidence' in out && !isUnit(out.confidence)) delete out.confidence;
+  if ('level' in out && !(Number.isSafeInteger(out.level) && (out.level as number) >= 0)) delete out.level;
+  return out;
+}
+
+function isUnit(value: unknown): boolean {
+  return typeof value === 'number' && value >= 0 && value <= 1;
+}

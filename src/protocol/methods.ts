@@ -1,0 +1,56 @@
+/**
+ * The RCP/1 method roster (§7) and the capability key that gates each method.
+ */
+
+/** Methods callable at any time, before or after initialize (§13, §14.1). */
+export const UNGATED_ANYTIME = new Set(['info', 'ping', 'shutdown']);
+
+/** Core method → gating capability key (§7 table). `null` = no capability needed. */
+export const METHOD_CAPABILITY: Readonly<Record<string, string | null>> = {
+  initialize: null,
+  info: null,
+  ping: null,
+  shutdown: null,
+  embed: 'embed',
+  'embed/sparse': 'sparseEmbed',
+  'embed/multi': 'multiVector',
+  rerank: 'rerank',
+  retrieve: 'retrieve',
+  'query/transform': 'transform',
+  graph: 'graph',
+  'index/add': 'index',
+  'index/delete': 'index',
+  'catalog/list': 'catalog',
+  feedback: 'feedback',
+  'memory/build': 'memory',
+  'memory/recall': 'memory',
+};
+
+const VENDOR_METHOD = /^x-([a-z0-9][a-z0-9-]*)\/.+/;
+
+/** `x-acme/foo` → capability key `x-acme` (§6.2: extension methods are gated by a matching key). */
+export function vendorCapabilityOf(method: string): string | undefined {
+  const match = VENDOR_METHOD.exec(method);
+  return match ? `x-${match[1]}` : undefined;
+}
+
+/**
+ * What a method name is: a core method (with its gate), a vendor extension, or undefined by RCP.
+ * Undefined methods get -32004, which MUST be preferred over -32003 (§12).
+ */
+export function methodGate(method: string): { defined: true; capability: string | null } | { defined: false } {
+  if (Object.prototype.hasOwnProperty.call(METHOD_CAPABILITY, method)) {
+    return { defined: true, capability: METHOD_CAPABILITY[method] ?? null };
+  }
+  const vendor = vendorCapabilityOf(method);
+  if (vendor) return { defined: true, capability: vendor };
+  return { defined: false };
+}
+
+/** Read-only methods: safe to retry and to fail over (§12.2, §13.1). */
+export const READ_METHODS = new Set([
+  'retrieve', 'embed', 'embed/sparse', 'embed/multi', 'rerank', 'query/transform', 'graph',
+  'catalog/list', 'memory/recall', 'info', 'ping',
+]);
+
+export const WRITE_METHODS = new Set(['index/add', 'index/delete', 'memory/build', 'feedback']);

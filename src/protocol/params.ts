@@ -1,0 +1,93 @@
+/**
+ * zod schemas for the params the gateway itself interprets. Lenient by design (§4.6):
+ * unknown fields pass through, `null` is treated as absent, integers are checked as integers.
+ */
+import { z } from 'zod';
+import { RcpError } from './errors.js';
+import type { JsonObject } from './jsonrpc.js';
+
+/** `null` ⇒ absent (§4.6), then optional. */
+function opt<T extends z.ZodType>(schema: T) {
+  return z.preprocess((v) => (v === null ? undefined : v), schema.optional());
+}
+
+const safeInt = z.int(); // zod's int() is bounded to the safe-integer range (§4.6: 53-bit)
+const positive = safeInt.min(1, 'must be a positive integer');
+
+export const MetaSchema = z.looseObject({
+  progressToken: opt(z.union([z.string(), safeInt], 'must be a string or integer')),
+  deadlineMs: opt(z.number().finite().min(0, 'must be ≥ 0')),
+  traceId: opt(z.string()),
+  logLevel: opt(z.enum(['debug', 'info', 'notice', 'warning', 'error'])),
+  federation: opt(
+    z.looseObject({
+      depth: opt(safeInt.min(0)),
+      path: opt(z.array(z.string())),
+    }),
+  ),
+});
+export type RequestMeta = z.infer<typeof MetaSchema>;
+
+export const InitializeParamsSchema = z.looseObject({
+  protocolVersion: safeInt,
+  client: opt(z.looseObject({ name: opt(z.string()), version: opt(z.string()) })),
+  capabilities: opt(z.record(z.string(), z.unknown())),
+  _meta: opt(MetaSchema),
+});
+
+export const PingParamsSchema = z.looseObject({
+  nonce: opt(z.union([z.string(), z.number().finite()])),
+});
+
+export const CancelParamsSchema = z.looseObject({
+  id: z.union([z.string(), z.number().finite()]),
+  reason: opt(z.string()),
+});
+
+export const RetrieveParamsSchema = z.looseObject({
+  query: z.union([z.string(), z.looseObject({ type: z.string() }), z.array(z.unknown()).min(1)]),
+  k: opt(positive),
+  mode: opt(z.enum(['dense', 'sparse', 'hybrid'])),
+  candidateK: opt(positive),
+  rerank: opt(z.union([z.literal(false), z.looseObject({ method: opt(z.string()), topN: opt(positive) })])),
+  strict: opt(z.boolean()),
+  cursor: opt(z.string()),
+  fusion: opt(z.looseObject({ method: opt(z.enum(['rrf', 'weighted', 'convex'])), rrfK: opt(z.number().finite().min(0)) })),
+  _meta: opt(MetaSchema),
+});
+export type RetrieveParams = z.infer<typeof RetrieveParamsSchema>;
+
+export const GraphParamsSchema = z.looseObject({
+  op: z.enum(['local', 'global', 'drift', 'communities', 'neighbors']),
+  query: opt(z.string()),
+  k: opt(positive),
+  seedIds: opt(z.array(z.string())),
+  hops: opt(safeInt.min(0)),
+  cursor: opt(z.string()),
+  _meta: opt(MetaSchema),
+});
+export type GraphParams = z.infer<typeof GraphParamsSchema>;
+
+function pathOf(issue: z.core.$ZodIssue): string {
+  return issue.path.map((p) => String(p)).join('.') || '(params)';
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let cur: unknown = root;
+  for (const key of path) {
+    if (typeof cur !== 'object' || cur === null) return undefined;
+    cur = (cur as Record<PropertyKey, unknown>)[key];
+  }
+  return cur;
+}
+
+/** Parse params or throw -32602 naming the offending field (§12.1 `error.data.field`). */
+export function parseParams<T extends z.ZodType>(schema: T, params: JsonObject): z.infer<T> {
+  const parsed = schema.safeParse(params);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  if (!issue) throw RcpError.invalidParams('(params)', 'invalid');
+  const field = pathOf(issue);
+  const detail = valueAt(params, issue.path) === undefined ? 'required' : issue.message;
+  throw RcpError.invalidParams(field, detail);
+}

@@ -1,0 +1,211 @@
+/**
+ * Inbound HTTP transport (§5.2) as a Hono app: `POST <base>/<method>` (and `POST <base>` for
+ * batches), JSON or SSE answers, status mapping, body cap, CORS. Moves bytes only; the Session
+ * (one per request: HTTP is stateless, §5.2) does the protocol.
+ */
+import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { cors } from 'hono/cors';
+import type { HttpBindings } from '@hono/node-server';
+import { ErrorCode } from '../protocol/errors.js';
+import { errorResponse, isJsonObject, parseErrorResponse, type NotificationMessage, type ResponseMessage } from '../protocol/jsonrpc.js';
+import { Session, type SessionOptions } from './session.js';
+import type { RcpService } from './service.js';
+
+export interface HttpServerOptions {
+  basePath: string;
+  maxBodyBytes: number;
+  /** Interval of SSE comment heartbeats on long calls. */
+  sseHeartbeatMs: number;
+  /** Whether `streaming` is advertised (§5.2: SSE only then). */
+  streaming: boolean;
+  corsOrigins: string[];
+  /** Gate evaluated before the body is read: answer 429 when the gateway is saturated (never seen by JSON-RPC). */
+  admit?: () => { ok: true; release: () => void } | { ok: false; retryAfterMs: number };
+  session?: Partial<SessionOptions>;
+  /** Extra routes (health, metrics) mounted beside the RCP endpoint. */
+  extend?: (app: Hono<{ Bindings: HttpBindings }>) => void;
+  onStreamOpen?: () => void;
+  onStreamClose?: () => void;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' } as const;
+
+export function createHttpApp(service: RcpService, options: HttpServerOptions): Hono<{ Bindings: HttpBindings }> {
+  const app = new Hono<{ Bindings: HttpBindings }>();
+  const base = options.basePath.replace(/\/+$/, '') || '';
+
+  if (options.corsOrigins.length > 0) {
+    app.use(`${base}/*`, cors({
+      origin: options.corsOrigins.includes('*') ? '*' : options.corsOrigins,
+      allowMethods: ['POST', 'OPTIONS'],
+      allowHeaders: ['content-type', 'accept', 'authorization', 'traceparent', 'tracestate', 'rcp-session', 'x-rcpgw-engine'],
+      maxAge: 600,
+    }));
+  }
+  options.extend?.(app);
+
+  const limit = bodyLimit({
+    maxSize: options.maxBodyBytes,
+    // §12 -32013 PayloadTooLarge; the JSON-RPC layer never saw the body, so 413 (§5.2 transport fault).
+    onError: (c) => c.json(errorResponse(null, {
+      code: ErrorCode.PayloadTooLarge,
+      message: 'payload too large',
+      data: { detail: `request body exceeds ${options.maxBodyBytes} bytes` },
+    }), 413),
+  });
+
+  const handler = async (c: Context<{ Bindings: HttpBindings }>): Promise<Response> => {
+    const pathMethod = methodFromPath(c.req.path, base);
+    const admission = options.admit?.();
+    if (admission && !admission.ok) {
+      const seconds = Math.max(1, Math.ceil(admission.retryAfterMs / 1000));
+      return new Response(JSON.stringify(errorResponse(null, {
+        code: ErrorCode.RateLimited, message: 'gateway is at capacity',
+        data: { retryable: true, retryAfterMs: admission.retryAfterMs },
+      })), { status: 429, headers: { ...JSON_HEADERS, 'retry-after': String(seconds) } });
+    }
+    try {
+      return await answer(c, pathMethod);
+    } finally {
+      if (admission?.ok) admission.release();
+    }
+  };
+
+  const answer = async (c: Context<{ Bindings: HttpBindings }>, pathMethod: string | undefined): Promise<Response> => {
+    const text = await c.req.text();
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      // §5.2: an unparseable body is HTTP 400 with a -32700 body.
+      return new Response(JSON.stringify(parseErrorResponse('body is not valid JSON')), { status: 400, headers: JSON_HEADERS });
+    }
+    let compact = false;
+    if (isJsonObject(value) && value.jsonrpc === undefined && typeof value.method === 'string') {
+      // §5.3 compact {method, params} envelope: upgraded to a JSON-RPC request. Without an id we
+      // answer in the same compact shape ({result} | {error}) since there is no id to echo.
+      compact = value.id === undefined;
+      value = { jsonrpc: '2.0', id: value.id ?? 0, method: value.method, params: value.params ?? {} };
+    }
+    // §5.2: the method in the URL path MUST match the body's method (-32600 otherwise).
+    const mismatched: ResponseMessage[] = [];
+    if (pathMethod !== undefined) {
+      if (!Array.isArray(value)) {
+        const mismatch = methodMismatch(value, pathMethod);
+        if (mismatch) return jsonReply(mismatch);
+      } else if (value.length > 0) {
+        value = value.filter((member) => {
+          const mismatch = methodMismatch(member, pathMethod);
+          if (mismatch) mismatched.push(mismatch);
+          return !mismatch;
+        });
+      }
+    }
+
+    const headers = lowerHeaders(c.req.raw.headers);
+    const outgoing = c.env?.outgoing;
+    const wantsSse = options.streaming && !Array.isArray(value) && (headers.accept ?? '').includes('text/event-stream');
+    const session = new Session(service, { transport: 'http', stateless: true, ...options.session });
+    const onDisconnect = (): void => {
+      if (outgoing && !outgoing.writableFinished) session.abortAll('disconnect');
+    };
+    outgoing?.once('close', onDisconnect);
+
+    if (!wantsSse) {
+      let reply = Array.isArray(value) && value.length === 0 && mismatched.length > 0 ? null : await session.handle({ value, headers });
+      if (mismatched.length > 0) reply = [...(Array.isArray(reply) ? reply : []), ...mismatched];
+      if (reply === null) return new Response(null, { status: 204 }); // notifications: no body
+      if (compact && !Array.isArray(reply)) return jsonReply(compactOf(reply));
+      return jsonReply(reply);
+    }
+    return sseReply(session, value, headers, options);
+  };
+
+  app.post(`${base}`, limit, handler);
+  app.post(`${base}/*`, limit, handler);
+  return app;
+}
+
+function jsonReply(body: unknown): Response {
+  // §5.2: every well-formed JSON-RPC response, errors included, is HTTP 200.
+  return new Response(JSON.stringify(body), { status: 200, headers: JSON_HEADERS });
+}
+
+function compactOf(reply: ResponseMessage): Record<string, unknown> {
+  return 'error' in reply ? { error: reply.error } : { result: reply.result };
+}
+
+/** `<base>/index/add` → `index/add`; the base path itself → undefined (method from the body). */
+function methodFromPath(path: string, base: string): string | undefined {
+  const rest = path.slice(base.length).replace(/^\/+/, '');
+  return rest.length > 0 ? decodeURIComponent(rest) : undefined;
+}
+
+function methodMismatch(member: unknown, pathMethod: string): ResponseMessage | undefined {
+  if (!isJsonObject(member) || typeof member.method !== 'string' || member.method === pathMethod) return undefined;
+  // A notification with the wrong method is dropped silently: notifications are never answered (§4.5).
+  if (member.id === undefined) return undefined;
+  const id = typeof member.id === 'string' || typeof member.id === 'number' ? member.id : null;
+  return errorResponse(id, {
+    code: ErrorCode.InvalidRequest,
+    message: 'invalid request: path method does not match body method',
+    data: { detail: `path says ${pathMethod}, body says ${member.method}` },
+  });
+}
+
+function lowerHeaders(headers: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  headers.forEach((value, key) => {
+    out[key] = value;
+  });
+  return out;
+}
+
+function sseReply(
+  session: Session,
+  value: unknown,
+  headers: Record<string, string>,
+  options: HttpServerOptions,
+): Response {
+  const encoder = new TextEncoder();
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      options.onStreamOpen?.();
+      let open = true;
+      const send = (text: string): void => {
+        if (!open) return;
+        try {
+          controller.enqueue(encoder.encode(text));
+        } catch {
+          open = false;
+        }
+      };
+      // §5.2: one `data:` line per frame, compact JSON, blank line terminator.
+      const sink = (frame: NotificationMessage): void => send(`data: ${JSON.stringify(frame)}\n\n`);
+      heartbeat = setInterval(() => send(': keep-alive\n\n'), options.sseHeartbeatMs);
+      heartbeat.unref?.();
+      void session.handle({ value, sink, headers }).then((reply) => {
+        if (reply !== null) send(`data: ${JSON.stringify(reply)}\n\n`);
+        open = false;
+        clearInterval(heartbeat);
+        options.onStreamClose?.();
+        controller.close();
+      });
+    },
+    cancel() {
+      clearInterval(heartbeat);
+      session.abortAll('disconnect');
+    },
+  });
+  return new Response(stream, {
+    status: 200,
+    headers: {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      'x-accel-buffering': 'no', // proxies (nginx) must not buffer the stream
+      'content-encoding': 'identity',
+    },
+  });
+}

@@ -1,0 +1,61 @@
+/**
+ * The contract between the inbound protocol machinery (session + transports) and whatever
+ * answers the methods (the gateway, or a bundled demo engine).
+ */
+import type { InitializeResult } from '../protocol/capabilities.js';
+import type { JsonObject, RequestId } from '../protocol/jsonrpc.js';
+import type { RequestMeta } from '../protocol/params.js';
+
+export interface ProgressUpdate {
+  progress?: number;
+  stage?: string;
+  message?: string;
+  partial?: JsonObject;
+}
+
+export type LogLevel = 'debug' | 'info' | 'notice' | 'warning' | 'error';
+
+export interface LogEntry {
+  level: LogLevel;
+  message: string;
+  logger?: string;
+  data?: JsonObject;
+}
+
+export interface CallContext {
+  method: string;
+  requestId: RequestId;
+  /** Aborted on client cancel, disconnect, deadline or shutdown; `signal.reason` says which. */
+  signal: AbortSignal;
+  /** Absolute deadline on the `performance.now()` clock. */
+  deadlineAt: number;
+  /** The deadline budget this request was given, in ms (min of configured default and `_meta.deadlineMs`). */
+  deadlineMs: number;
+  /** Present only when the client asked for progress (§9: `_meta.progressToken`) and the transport can carry it. */
+  progress: ((update: ProgressUpdate) => void) | undefined;
+  /** Present only when the client opted into logs (§17.1). */
+  log: ((entry: LogEntry) => void) | undefined;
+  meta: RequestMeta;
+  transport: 'http' | 'stdio';
+  /** Lower-cased inbound HTTP headers (HTTP transport only). */
+  headers: Readonly<Record<string, string>>;
+}
+
+export interface RcpService {
+  /** The `initialize`/`info` result (§7.1, §7.2): identity, fixed capability set, `_meta`. */
+  describe(): InitializeResult;
+  /** Answer a gated method. Throw `RcpError` for protocol errors. */
+  call(method: string, params: JsonObject, ctx: CallContext): Promise<JsonObject>;
+  /** Default per-request deadline in ms. */
+  readonly defaultDeadlineMs: number;
+}
+
+/** Why a call's signal was aborted. */
+export type AbortReason = 'cancel' | 'disconnect' | 'deadline' | 'shutdown';
+
+export function abortReasonOf(signal: AbortSignal): AbortReason | undefined {
+  const reason: unknown = signal.reason;
+  return reason === 'cancel' || reason === 'disconnect' || reason === 'deadline' || reason === 'shutdown'
+    ? reason
+    : undefined;
+}

@@ -1,0 +1,310 @@
+/**
+ * One upstream engine: its transport, cached identity + capabilities (§13.2), circuit breaker,
+ * concurrency limiter with a bounded queue, and supervision (initialize at start, background
+ * retry while down, restart of a stdio child that exits, with capped exponential backoff).
+ */
+import pLimit, { type LimitFunction } from 'p-limit';
+import type { BreakerSettings, EngineConfig, GatewaySettings } from '../config/schema.js';
+import { PROTOCOL_VERSION, type Capabilities, type PeerInfo } from '../protocol/capabilities.js';
+import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
+import type { Logger } from '../observability/log.js';
+import { EngineBreaker, type BreakerState } from './breaker.js';
+import { UpstreamError } from './errors.js';
+import { HttpTransport } from './http.js';
+import { StdioTransport } from './stdio.js';
+import type { UpstreamCallOptions, UpstreamTransport } from './transport.js';
+
+export type EngineStatus = 'starting' | 'ready' | 'down' | 'stopped';
+
+export interface EngineCallOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  onProgress?: (frame: JsonObject) => void;
+  onLog?: (frame: JsonObject) => void;
+  headers?: Readonly<Record<string, string>>;
+}
+
+export interface EngineHooks {
+  onBreakerTransition?: (engineId: string, from: BreakerState, to: BreakerState) => void;
+  onStatus?: (engineId: string, status: EngineStatus) => void;
+  onLog?: (engineId: string, frame: JsonObject) => void;
+}
+
+const RESTART_BASE_MS = 200;
+const RESTART_CAP_MS = 30_000;
+
+export class Engine {
+  readonly id: string;
+  readonly weight: number;
+  readonly required: boolean;
+  readonly priority: number;
+  readonly timeoutMs: number;
+  readonly maxQueue: number;
+  readonly maxResponseBytes: number;
+  readonly breaker: EngineBreaker;
+  private readonly limit: LimitFunction;
+  private transport: UpstreamTransport;
+  private statusValue: EngineStatus = 'starting';
+  private serverInfo: PeerInfo | undefined;
+  private caps: Capabilities | undefined;
+  private lastErrorText: string | undefined;
+  private restartAttempts = 0;
+  private restartTimer: ReturnType<typeof setTimeout> | undefined;
+  private readyWaiters: Array<() => void> = [];
+  private stopping = false;
+
+  constructor(
+    readonly config: EngineConfig,
+    private readonly settings: GatewaySettings,
+    private readonly logger: Logger,
+    private readonly hooks: EngineHooks = {},
+  ) {
+    this.id = config.id;
+    this.weight = config.weight;
+    this.required = config.required;
+    this.priority = config.priority;
+    this.timeoutMs = config.timeoutMs ?? settings.engineTimeoutMs;
+    this.maxQueue = config.maxQueue ?? settings.maxQueuePerEngine;
+    this.maxResponseBytes = config.maxResponseBytes ?? settings.maxResponseBytes;
+    this.limit = pLimit(config.maxConcurrent ?? settings.maxConcurrentPerEngine);
+    const breakerSettings: BreakerSettings = { ...defaultBreaker(settings), ...stripUndefined(config.breaker ?? {}) };
+    this.breaker = new EngineBreaker(breakerSettings, {
+      onTransition: (from, to, info) => {
+        this.logger.warn({ engine: this.id, from, to, resetTimeoutMs: info.resetTimeoutMs, openings: info.openings }, 'circuit breaker transition');
+        this.hooks.onBreakerTransition?.(this.id, from, to);
+      },
+    });
+    this.transport = this.createTransport();
+  }
+
+  get status(): EngineStatus {
+    return this.statusValue;
+  }
+
+  get server(): PeerInfo | undefined {
+    return this.serverInfo;
+  }
+
+  /** Capabilities from the engine's first successful initialize; kept while it is down (§13.2). */
+  get capabilities(): Capabilities | undefined {
+    return this.caps;
+  }
+
+  get lastError(): string | undefined {
+    return this.lastErrorText;
+  }
+
+  get queueDepth(): number {
+    return this.limit.pendingCount;
+  }
+
+  get activeCalls(): number {
+    return this.limit.activeCount;
+  }
+
+  get pid(): number | undefined {
+    return this.transport instanceof StdioTransport ? this.transport.pid : undefined;
+  }
+
+  has(capability: string): boolean {
+    return this.caps !== undefined && capability in this.caps;
+  }
+
+  /** Start and initialize. Never throws: a failed engine goes `down` and retries in the background. */
+  async start(): Promise<boolean> {
+    this.stopping = false;
+    try {
+      if (this.transport instanceof StdioTransport) await this.transport.start();
+      await this.initialize();
+      return true;
+    } catch (err) {
+      this.markDown(err);
+      this.scheduleRestart();
+      return false;
+    }
+  }
+
+  /** Resolves when the engine is ready or after `timeoutMs`, whichever comes first. */
+  waitReady(timeoutMs: number): Promise<boolean> {
+    if (this.statusValue === 'ready') return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(this.statusValue === 'ready'), timeoutMs);
+      this.readyWaiters.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+
+  /**
+   * One call to this engine through breaker → limiter → transport (timeout + abort).
+   * Rejects with UpstreamError; never with anything else.
+   */
+  call(method: string, params: JsonObject, options: EngineCallOptions = {}): Promise<JsonObject> {
+    if (this.statusValue !== 'ready') {
+      return Promise.reject(new UpstreamError('not-ready', `engine is ${this.statusValue}${this.lastErrorText ? `: ${this.lastErrorText}` : ''}`));
+    }
+    if (!this.breaker.admits) return Promise.reject(new UpstreamError('circuit-open', 'circuit breaker is open'));
+    if (this.limit.activeCount >= this.limit.concurrency && this.limit.pendingCount >= this.maxQueue) {
+      return Promise.reject(new UpstreamError('queue-full', `engine queue is full (${this.maxQueue} waiting)`));
+    }
+    const callOptions: UpstreamCallOptions = {
+      signal: options.signal,
+      timeoutMs: Math.max(1, Math.min(options.timeoutMs ?? this.timeoutMs, this.timeoutMs)),
+      onProgress: options.onProgress,
+      onLog: options.onLog,
+      headers: options.headers,
+      maxResponseBytes: this.maxResponseBytes,
+    };
+    return this.limit(() => {
+      // The wait in the queue counts against the caller's budget: give up if it was aborted meanwhile.
+      if (options.signal?.aborted) return Promise.reject(new UpstreamError('aborted', 'aborted while queued'));
+      return this.breaker.fire(() => this.transport.call(method, params, callOptions));
+    });
+  }
+
+  /** A cheap liveness probe (§7.15). */
+  ping(timeoutMs: number): Promise<JsonObject> {
+    return this.transport.call('ping', {}, { timeoutMs, maxResponseBytes: 65_536 });
+  }
+
+  /** Post a notification to the engine (e.g. notifications/cancel). */
+  notify(method: string, params: JsonObject): void {
+    this.transport.notify(method, params);
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.restartTimer);
+    this.setStatus('stopped');
+    this.breaker.shutdown();
+    await this.transport.close();
+  }
+
+  /** §7.13 catalog entry: identity + capabilities; endpoint only when exposed. */
+  catalogEntry(expose: boolean): JsonObject {
+    const entry: JsonObject = {
+      id: this.id,
+      server: this.serverInfo ?? { name: this.id },
+      capabilities: this.caps ?? {},
+      _meta: {
+        status: this.statusValue,
+        breaker: this.breaker.currentState,
+        weight: this.weight,
+        required: this.required,
+        priority: this.priority,
+        queueDepth: this.limit.pendingCount,
+        ...(this.lastErrorText && this.statusValue !== 'ready' ? { lastError: this.lastErrorText } : {}),
+      },
+    };
+    if (expose || this.config.expose) {
+      entry.endpoint = this.config.transport === 'http'
+        ? { transport: 'http', url: this.config.url }
+        : { transport: 'stdio', command: this.config.command };
+    }
+    return entry;
+  }
+
+  private createTransport(): UpstreamTransport {
+    const { config } = this;
+    if (config.transport === 'http') {
+      return new HttpTransport({
+        url: config.url!,
+        connections: config.maxConcurrent ?? this.settings.maxConcurrentPerEngine,
+        headers: config.headers,
+      });
+    }
+    const transport = new StdioTransport({
+      command: config.command!,
+      cwd: config.cwd,
+      env: config.env,
+      maxLineBytes: this.maxResponseBytes,
+      onStderr: (line) => this.logger.info({ engine: this.id, stderr: line }, 'engine stderr'),
+      onLog: (frame) => this.hooks.onLog?.(this.id, frame),
+    });
+    transport.on('exit', (code: number | null, signal: string | null) => {
+      if (this.stopping) return;
+      this.logger.warn({ engine: this.id, code, signal }, 'engine process exited; restarting');
+      this.markDown(new UpstreamError('crashed', `process exited (${signal ?? `code ${code}`})`));
+      this.scheduleRestart();
+    });
+    return transport;
+  }
+
+  private async initialize(): Promise<void> {
+    const result = await this.transport.call('initialize', {
+      protocolVersion: PROTOCOL_VERSION,
+      client: { name: this.settings.name, version: '0.1.0' },
+      capabilities: { streaming: {}, log: {} },
+    }, { timeoutMs: this.timeoutMs, maxResponseBytes: this.maxResponseBytes });
+    const version = result.protocolVersion;
+    if (typeof version !== 'number' || version < 1) throw new UpstreamError('malformed', 'initialize returned no usable protocolVersion');
+    const server = isJsonObject(result.server) && typeof result.server.name === 'string'
+      ? { name: result.server.name, ...(typeof result.server.version === 'string' ? { version: result.server.version } : {}) }
+      : { name: this.id };
+    const capabilities: Capabilities = {};
+    if (isJsonObject(result.capabilities)) {
+      for (const [key, value] of Object.entries(result.capabilities)) {
+        if (isJsonObject(value)) capabilities[key] = value;
+      }
+    }
+    this.serverInfo = server;
+    // §13.2: the first capability set we learn is kept; a restarted engine does not reshape the gateway.
+    this.caps ??= capabilities;
+    this.restartAttempts = 0;
+    this.lastErrorText = undefined;
+    this.setStatus('ready');
+    this.logger.info({ engine: this.id, server: server.name, capabilities: Object.keys(capabilities) }, 'engine ready');
+    for (const waiter of this.readyWaiters.splice(0)) waiter();
+  }
+
+  private markDown(err: unknown): void {
+    this.lastErrorText = err instanceof Error ? err.message : String(err);
+    if (this.statusValue !== 'down') this.logger.warn({ engine: this.id, err: this.lastErrorText }, 'engine down');
+    this.setStatus('down');
+  }
+
+  private scheduleRestart(): void {
+    if (this.stopping || this.restartTimer) return;
+    const delay = Math.min(RESTART_CAP_MS, RESTART_BASE_MS * 2 ** this.restartAttempts) * (0.8 + Math.random() * 0.4);
+    this.restartAttempts += 1;
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      if (this.stopping) return;
+      void this.restart();
+    }, delay);
+    this.restartTimer.unref?.();
+  }
+
+  private async restart(): Promise<void> {
+    try {
+      if (this.transport instanceof StdioTransport && !this.transport.alive) await this.transport.start();
+      await this.initialize();
+    } catch (err) {
+      this.markDown(err);
+      if (this.transport instanceof StdioTransport && this.transport.alive) this.transport.kill();
+      this.scheduleRestart();
+    }
+  }
+
+  private setStatus(status: EngineStatus): void {
+    if (this.statusValue === status) return;
+    this.statusValue = status;
+    this.hooks.onStatus?.(this.id, status);
+  }
+}
+
+function defaultBreaker(settings: GatewaySettings): BreakerSettings {
+  return {
+    errorThresholdPercentage: settings.breaker.errorThresholdPercentage ?? 50,
+    rollingWindowMs: settings.breaker.rollingWindowMs ?? 10_000,
+    rollingBuckets: settings.breaker.rollingBuckets ?? 10,
+    volumeThreshold: settings.breaker.volumeThreshold ?? 5,
+    resetTimeoutMs: settings.breaker.resetTimeoutMs ?? 5_000,
+    maxResetTimeoutMs: settings.breaker.maxResetTimeoutMs ?? 60_000,
+  };
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

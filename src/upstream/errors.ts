@@ -1,0 +1,85 @@
+/**
+ * Failures of one upstream call, with a stable local reason. The mapping from reason to the
+ * RCP wire code (§12) lives here and nowhere else.
+ */
+import { ErrorCode, RcpError, isRetryableCode, type WireError } from '../protocol/errors.js';
+
+export type UpstreamFailure =
+  | 'remote-error' // the engine answered with a JSON-RPC error
+  | 'timeout' // per-engine timeout elapsed
+  | 'aborted' // the caller aborted (cancel, disconnect, deadline)
+  | 'transport' // connection refused/reset, non-200 without a JSON-RPC body
+  | 'crashed' // stdio engine exited with the call in flight
+  | 'malformed' // answer is not valid JSON-RPC or has the wrong shape
+  | 'too-large' // answer exceeded the configured byte cap
+  | 'circuit-open' // breaker refused the call
+  | 'queue-full' // limiter queue full: shed
+  | 'not-ready'; // engine not initialized (down at startup, restarting)
+
+export class UpstreamError extends Error {
+  constructor(
+    readonly reason: UpstreamFailure,
+    message: string,
+    readonly remote?: WireError,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+    this.name = 'UpstreamError';
+  }
+
+  /** The wire code this failure stands for. */
+  get code(): number {
+    return upstreamCode(this);
+  }
+
+  /** Counts against the engine's circuit breaker: never the caller's own errors (-32602, -32005, …). */
+  get isEngineFault(): boolean {
+    if (this.reason === 'remote-error') return this.remote !== undefined && isRetryableCode(this.remote.code);
+    return this.reason !== 'aborted' && this.reason !== 'circuit-open' && this.reason !== 'queue-full';
+  }
+
+  get retryable(): boolean {
+    if (this.reason === 'remote-error') return this.remote !== undefined && isRetryableCode(this.remote.code);
+    return this.reason === 'timeout' || this.reason === 'transport' || this.reason === 'crashed' || this.reason === 'not-ready';
+  }
+}
+
+export function upstreamCode(err: UpstreamError): number {
+  switch (err.reason) {
+    case 'remote-error':
+      return err.remote?.code ?? ErrorCode.InternalError;
+    case 'timeout':
+      return ErrorCode.Timeout;
+    case 'aborted':
+      return ErrorCode.Cancelled;
+    case 'too-large':
+    case 'malformed':
+      return ErrorCode.InternalError;
+    case 'queue-full':
+      return ErrorCode.RateLimited;
+    case 'transport':
+    case 'crashed':
+    case 'circuit-open':
+    case 'not-ready':
+      return ErrorCode.BackendUnavailable;
+  }
+}
+
+/** Surface an upstream failure to the client (single-engine routes, required engines). */
+export function toClientError(err: unknown, engineId: string): RcpError {
+  if (err instanceof RcpError) return err;
+  if (err instanceof UpstreamError) {
+    const code = err.code;
+    const data: Record<string, unknown> = { engine: engineId, reason: err.reason, retryable: err.retryable };
+    if (err.retryAfterMs !== undefined) data.retryAfterMs = err.retryAfterMs;
+    const remoteData = err.remote?.data;
+    if (remoteData && typeof remoteData === 'object') {
+      for (const key of ['field', 'option', 'retryAfterMs'] as const) {
+        if (remoteData[key] !== undefined) data[key] = remoteData[key];
+      }
+    }
+    data.detail = err.message;
+    return new RcpError(code, `engine ${engineId}: ${err.remote?.message ?? err.message}`, data);
+  }
+  return new RcpError(ErrorCode.InternalError, `engine ${engineId}: internal error`, { engine: engineId });
+}

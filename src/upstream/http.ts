@@ -1,0 +1,212 @@
+/**
+ * Outbound HTTP transport: an undici Pool per engine (keep-alive, bounded connections), posting
+ * JSON-RPC to `<url>/<method>` (§5.2). Asks for SSE when progress is wanted and parses it with
+ * eventsource-parser. Bodies are always consumed or destroyed so sockets return to the pool.
+ */
+import { Pool } from 'undici';
+import { createParser } from 'eventsource-parser';
+import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
+import { UpstreamError } from './errors.js';
+import { nextProgressToken, type UpstreamCallOptions, type UpstreamTransport } from './transport.js';
+
+export interface HttpTransportOptions {
+  url: string;
+  connections: number;
+  headers?: Readonly<Record<string, string>>;
+}
+
+export class HttpTransport implements UpstreamTransport {
+  readonly kind = 'http' as const;
+  private readonly pool: Pool;
+  private readonly basePath: string;
+  private nextId = 1;
+
+  constructor(private readonly options: HttpTransportOptions) {
+    const url = new URL(options.url);
+    this.pool = new Pool(url.origin, {
+      connections: options.connections,
+      keepAliveTimeout: 30_000,
+      pipelining: 1,
+    });
+    this.basePath = url.pathname.replace(/\/+$/, '');
+  }
+
+  async call(method: string, params: JsonObject, options: UpstreamCallOptions): Promise<JsonObject> {
+    const id = this.nextId++;
+    const token = options.onProgress ? nextProgressToken() : undefined;
+    const outParams = token === undefined ? params : withProgressToken(params, token);
+    const body = JSON.stringify({ jsonrpc: '2.0', id, method, params: outParams });
+    const timeout = AbortSignal.timeout(options.timeoutMs);
+    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    const failFromAbort = (): UpstreamError =>
+      timeout.aborted
+        ? new UpstreamError('timeout', `no answer within ${options.timeoutMs} ms`)
+        : new UpstreamError('aborted', `call aborted (${String(options.signal?.reason ?? 'abort')})`);
+
+    let response: Awaited<ReturnType<Pool['request']>>;
+    try {
+      response = await this.pool.request({
+        path: `${this.basePath}/${method}`,
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: token !== undefined ? 'text/event-stream, application/json' : 'application/json',
+          ...this.options.headers,
+          ...options.headers,
+        },
+        body,
+        signal,
+      });
+    } catch (err) {
+      if (signal.aborted) throw failFromAbort();
+      throw new UpstreamError('transport', `request failed: ${(err as Error).message}`);
+    }
+
+    try {
+      const contentType = String(response.headers['content-type'] ?? '');
+      if (response.statusCode !== 200) {
+        const text = await readCapped(response.body, Math.min(options.maxResponseBytes, 65_536), signal).catch(() => '');
+        throw statusFailure(response.statusCode, response.headers['retry-after'], text, id);
+      }
+      if (contentType.includes('text/event-stream')) {
+        return await readSse(response.body, id, token, options, signal);
+      }
+      const text = await readCapped(response.body, options.maxResponseBytes, signal);
+      return settleResponse(parseFrame(text), id);
+    } catch (err) {
+      response.body.destroy();
+      if (err instanceof UpstreamError) throw err;
+      if (signal.aborted) throw failFromAbort();
+      throw new UpstreamError('transport', `reading answer failed: ${(err as Error).message}`);
+    }
+  }
+
+  notify(method: string, params: JsonObject): void {
+    const body = JSON.stringify({ jsonrpc: '2.0', method, params });
+    this.pool
+      .request({ path: `${this.basePath}/${method}`, method: 'POST', headers: { 'content-type': 'application/json', ...this.options.headers }, body })
+      .then((res) => res.body.dump())
+      .catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close().catch(() => this.pool.destroy());
+  }
+}
+
+function withProgressToken(params: JsonObject, token: string): JsonObject {
+  const meta = isJsonObject(params._meta) ? params._meta : {};
+  return { ...params, _meta: { ...meta, progressToken: token } };
+}
+
+type Body = AsyncIterable<Buffer | Uint8Array | string> & { destroy(): void };
+
+async function readCapped(body: Body, maxBytes: number, signal: AbortSignal): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    if (signal.aborted) break;
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    size += buf.byteLength;
+    if (size > maxBytes) {
+      body.destroy();
+      throw new UpstreamError('too-large', `answer exceeds ${maxBytes} bytes`);
+    }
+    chunks.push(buf);
+  }
+  if (signal.aborted) throw new Error('aborted');
+  return Buffer.concat(chunks, size).toString('utf8');
+}
+
+function parseFrame(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UpstreamError('malformed', 'answer is not valid JSON');
+  }
+}
+
+/** A JSON-RPC response frame for `id` → its result, or the matching failure. */
+export function settleResponse(frame: unknown, id: number): JsonObject {
+  if (!isJsonObject(frame) || frame.jsonrpc !== '2.0') throw new UpstreamError('malformed', 'answer is not a JSON-RPC 2.0 response');
+  if (frame.id !== id) throw new UpstreamError('malformed', 'answer carries an unknown id');
+  if (isJsonObject(frame.error)) {
+    const code = typeof frame.error.code === 'number' && Number.isInteger(frame.error.code) ? frame.error.code : -32603;
+    const message = typeof frame.error.message === 'string' ? frame.error.message.slice(0, 500) : 'error';
+    const data = isJsonObject(frame.error.data) ? frame.error.data : undefined;
+    const retryAfterMs = typeof data?.retryAfterMs === 'number' && Number.isFinite(data.retryAfterMs) ? data.retryAfterMs : undefined;
+    throw new UpstreamError('remote-error', message, { code, message, ...(data ? { data } : {}) }, retryAfterMs);
+  }
+  if (!isJsonObject(frame.result)) throw new UpstreamError('malformed', 'answer has no result object');
+  return frame.result;
+}
+
+function statusFailure(status: number, retryAfter: unknown, text: string, id: number): UpstreamError {
+  // A JSON-RPC body on a non-200 still tells us the code (§5.2 mirrors).
+  try {
+    settleResponse(JSON.parse(text), id);
+  } catch (err) {
+    if (err instanceof UpstreamError && err.reason === 'remote-error') return err;
+  }
+  const retryAfterMs = parseRetryAfter(retryAfter);
+  if (status === 429) {
+    return new UpstreamError('remote-error', 'rate limited (HTTP 429)', { code: -32011, message: 'rate limited' }, retryAfterMs);
+  }
+  if (status === 413) return new UpstreamError('remote-error', 'payload too large (HTTP 413)', { code: -32013, message: 'payload too large' });
+  return new UpstreamError('transport', `HTTP ${status}`, undefined, retryAfterMs);
+}
+
+export function parseRetryAfter(value: unknown): number | undefined {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (typeof raw !== 'string' || raw.length === 0) return undefined;
+  const seconds = Number(raw);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(raw);
+  return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined;
+}
+
+async function readSse(body: Body, id: number, token: string | undefined, options: UpstreamCallOptions, signal: AbortSignal): Promise<JsonObject> {
+  let final: unknown;
+  let size = 0;
+  let failure: UpstreamError | undefined;
+  const decoder = new TextDecoder();
+  const parser = createParser({
+    onEvent(event) {
+      if (final !== undefined || failure) return;
+      let frame: unknown;
+      try {
+        frame = JSON.parse(event.data);
+      } catch {
+        failure = new UpstreamError('malformed', 'SSE frame is not valid JSON');
+        return;
+      }
+      if (!isJsonObject(frame)) return;
+      if (frame.method === 'notifications/progress' && isJsonObject(frame.params)) {
+        // Frames for other tokens are ignored (§9).
+        if (token !== undefined && frame.params.progressToken === token) options.onProgress?.(frame.params);
+        return;
+      }
+      if (frame.method === 'notifications/log' && isJsonObject(frame.params)) {
+        options.onLog?.(frame.params);
+        return;
+      }
+      if ('result' in frame || 'error' in frame) final = frame;
+    },
+  });
+  for await (const chunk of body) {
+    if (signal.aborted) break;
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    size += bytes.byteLength;
+    if (size > options.maxResponseBytes) {
+      body.destroy();
+      throw new UpstreamError('too-large', `answer exceeds ${options.maxResponseBytes} bytes`);
+    }
+    parser.feed(decoder.decode(bytes, { stream: true }));
+    if (failure) throw failure;
+    if (final !== undefined) break;
+  }
+  if (signal.aborted) throw new Error('aborted');
+  if (final === undefined) throw new UpstreamError('malformed', 'SSE stream ended without a final response frame');
+  body.destroy(); // anything after the final frame is ignored
+  return settleResponse(final, id);
+}
