@@ -3,7 +3,7 @@
  * cancellation, deadlines and the "exactly one answer per request" guarantee. Transport-free:
  * transports hand it decoded JSON values and write whatever it returns or emits.
  */
-import { PROTOCOL_VERSION } from '../protocol/capabilities.js';
+import { PROTOCOL_VERSION, type InitializeResult } from '../protocol/capabilities.js';
 import { ErrorCode, RcpError, toWireError } from '../protocol/errors.js';
 import {
   classify, errorResponse, invalidRequest, notification, successResponse,
@@ -54,6 +54,8 @@ export class Session {
   private clientLogLevel: LogLevel = 'info';
   private shuttingDown = false;
   private readonly inFlight = new Map<RequestId, InFlight>();
+  /** §13.2: the capability set of a stateful session is fixed at its successful initialize. */
+  private snapshot: InitializeResult | undefined;
 
   constructor(
     private readonly service: RcpService,
@@ -163,7 +165,7 @@ export class Session {
     if (method.startsWith('notifications/')) return invalidRequest(id, `${method} is a notification and must not carry an id`);
     if (method === 'initialize') return this.initialize(id, params);
     if (UNGATED_ANYTIME.has(method)) {
-      if (method === 'info') return successResponse(id, this.service.describe());
+      if (method === 'info') return successResponse(id, this.describe());
       if (method === 'ping') {
         const { nonce } = parseParams(PingParamsSchema, params);
         return successResponse(id, nonce === undefined ? {} : { nonce });
@@ -176,10 +178,14 @@ export class Session {
     const gate = methodGate(method);
     // §12: -32004 (undefined) MUST be preferred over -32003 (unadvertised).
     if (!gate.defined) throw new RcpError(ErrorCode.UnknownMethod, `unknown method: ${method}`);
-    if (gate.capability && !(gate.capability in this.service.describe().capabilities)) {
+    if (gate.capability && !(gate.capability in this.describe().capabilities)) {
       throw new RcpError(ErrorCode.CapabilityMissing, `capability not advertised: ${gate.capability}`, { option: gate.capability });
     }
     return undefined;
+  }
+
+  private describe(): InitializeResult {
+    return this.snapshot ?? this.service.describe();
   }
 
   private initialize(id: RequestId, params: JsonObject): ResponseMessage {
@@ -193,6 +199,7 @@ export class Session {
     const described = this.service.describe();
     if (!this.options.stateless) {
       this.initialized = true;
+      this.snapshot = described;
       const caps = parsed.capabilities ?? {};
       this.clientWantsLogs = 'log' in caps;
       const level = parsed._meta?.logLevel;

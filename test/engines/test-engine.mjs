@@ -106,13 +106,17 @@ function builtinCorpus() {
   }
   return docs;
 }
-/** The live index: id(string) → {id, text, meta?}. Insertion order is stable. */
+/** The live index: id(string) → {id, text, meta?, key}. `key` (the un-prefixed id) seeds the tiebreak,
+ *  so engines differing only in --id-prefix rank identically. Insertion order is stable. */
 const INDEX = new Map();
 for (const d of OPTS.corpus ? JSON.parse(fs.readFileSync(OPTS.corpus, 'utf8')) : builtinCorpus()) {
   const id = OPTS.idPrefix ? `${OPTS.idPrefix}${d.id}` : d.id;
-  INDEX.set(String(id), { ...d, id });
+  INDEX.set(String(id), { ...d, id, key: String(d.id) });
 }
-if (OPTS.dumpCorpus) { process.stdout.write(JSON.stringify([...INDEX.values()]) + '\n'); process.exit(0); }
+if (OPTS.dumpCorpus) {
+  process.stdout.write(JSON.stringify([...INDEX.values()].map(({ id, text }) => ({ id, text }))) + '\n');
+  process.exit(0);
+}
 
 /** Term-overlap score + a tiny per-doc tiebreak (< 0.01); 0 when no overlap. */
 function scoreText(queryTerms, text, key) {
@@ -124,7 +128,7 @@ function scoreText(queryTerms, text, key) {
 /** Ranked matches (score > 0) best-first; `--reverse` inverts the order, keeping scores descending. */
 function rank(queryText, opts) {
   const qt = new Set(tokens(queryText));
-  let list = [...INDEX.values()].map((d) => ({ d, s: scoreText(qt, d.text, d.id) })).filter((x) => x.s > 0);
+  let list = [...INDEX.values()].map((d) => ({ d, s: scoreText(qt, d.text, d.key ?? d.id) })).filter((x) => x.s > 0);
   list.sort((a, b) => b.s - a.s || String(a.d.id).localeCompare(String(b.d.id)));
   if (opts.reverse && list.length) {
     const hi = list[0].s, lo = list[list.length - 1].s;
@@ -408,7 +412,8 @@ function onCancel(params) { // §7.14: unknown/answered ids are ignored
 }
 
 /**
- * Validate + run one request. `ctx`: {session, transport, headers?, notify(frame), sseOk?}.
+ * Validate + run one request. `ctx`: {session, transport, headers?, notify(frame), signal?,
+ * progressOk?, onHung?, onShutdown?}.
  * Returns an outcome: {kind:'frame', frame, headers?} | {kind:'garbage'|'half'|'unknown-id', frame} | {kind:'none'}.
  */
 async function runRequest(msg, ctx) {
@@ -476,7 +481,7 @@ async function runRequest(msg, ctx) {
     diag('internal error:', e?.stack ?? e);
     return { kind: 'frame', frame: errFrame(id, -32603, 'Internal error', { detail: String(e?.message ?? e) }) };
   } finally {
-    inflight.delete(keyOf(id));
+    if (inflight.get(keyOf(id)) === entry) inflight.delete(keyOf(id));
   }
 }
 

@@ -43,6 +43,7 @@ export class StdioClient {
   private readonly answered = new Set<string>();
   private waiters: Waiter[] = [];
   private stdoutBuf = '';
+  private stdinBuf = '';
   private stderrText = '';
   private nextId = 1;
 
@@ -58,7 +59,8 @@ export class StdioClient {
     this.proc.stderr.on('data', (chunk: string) => { this.stderrText += chunk; });
     this.proc.stdin.on('error', () => { /* EPIPE after the child died: surfaced via `exited` */ });
     this.exited = new Promise((resolve) => {
-      this.proc.on('exit', (code, signal) => {
+      // 'close' (not 'exit'): fires after stdout/stderr are drained, so every frame is seen first.
+      this.proc.on('close', (code, signal) => {
         this.exitInfo = { code, signal };
         if (this.stdoutBuf.trim() !== '') this.violation(`stdout ended with an unterminated line: ${this.stdoutBuf.slice(0, 200)}`);
         for (const [k, p] of this.pending) p.reject(new Error(`process exited (code ${code}, signal ${signal}) before answering ${p.method} id ${k}`));
@@ -91,14 +93,21 @@ export class StdioClient {
 
   /** Write one frame as an NDJSON line (no correlation). */
   send(frame: unknown): void {
-    for (const m of Array.isArray(frame) ? frame : [frame]) {
-      if (isRecord(m) && 'id' in m) { this.sent.add(keyOf(m.id)); this.answered.delete(keyOf(m.id)); }
-    }
     this.writeRaw(JSON.stringify(frame) + '\n');
   }
 
-  /** Write raw bytes to stdin (for split-read / garbage tests). */
+  /** Write raw bytes to stdin (for split-read / garbage tests); ids in complete lines are noted as sent. */
   writeRaw(text: string): void {
+    this.stdinBuf += text;
+    const lines = this.stdinBuf.split('\n');
+    this.stdinBuf = lines.pop() ?? '';
+    for (const line of lines) {
+      let frame: unknown;
+      try { frame = JSON.parse(line); } catch { continue; }
+      for (const m of Array.isArray(frame) ? frame : [frame]) {
+        if (isRecord(m) && 'id' in m) { this.sent.add(keyOf(m.id)); this.answered.delete(keyOf(m.id)); }
+      }
+    }
     if (!this.proc.stdin.destroyed) this.proc.stdin.write(text);
   }
 

@@ -1,0 +1,139 @@
+#!/usr/bin/env node
+/**
+ * The `rcp-gateway` command: serve (HTTP), stdio, check-config, engines.
+ */
+import { parseArgs } from 'node:util';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigError, loadConfigFile, type LoadedConfig } from './config/load.js';
+import { createLogger } from './observability/log.js';
+import { Gateway } from './gateway.js';
+import { startHttpServer } from './server/listen.js';
+import { serveStdio } from './server/stdio.js';
+
+const DEFAULT_CONFIG = resolve(fileURLToPath(new URL('.', import.meta.url)), '../config/default.json');
+
+const HELP: Record<string, string> = {
+  main: `rcp-gateway — a federated gateway for the Retrieval Context Protocol (RCP/1)
+
+Usage:
+  rcp-gateway serve [--config FILE] [--host H] [--port N]   serve HTTP at http://H:N/rcp
+  rcp-gateway stdio [--config FILE]                         serve RCP over stdin/stdout
+  rcp-gateway check-config [--config FILE]                  validate a config and probe its engines
+  rcp-gateway engines [--url URL]                           show live engine state of a running gateway
+
+Run 'rcp-gateway <command> --help' for a command's options.
+`,
+  serve: `rcp-gateway serve [--config FILE] [--host H] [--port N]
+
+Serves RCP over HTTP at http://H:N<basePath> (default http://127.0.0.1:8787/rcp).
+  --config FILE  gateway config (default: the bundled config/default.json)
+  --host H       listen address (default: gateway.host, 127.0.0.1)
+  --port N       listen port (default: $PORT, then gateway.port, 8787; 0 = any free port)
+`,
+  stdio: `rcp-gateway stdio [--config FILE]
+
+Serves RCP over stdin/stdout (NDJSON, spec §5.1). stdout carries protocol frames only;
+diagnostics go to stderr.
+  --config FILE  gateway config (default: the bundled config/default.json)
+`,
+};
+
+function fail(message: string, code = 1): never {
+  process.stderr.write(`rcp-gateway: ${message}\n`);
+  process.exit(code);
+}
+
+function loadOrExit(file: string | undefined): LoadedConfig {
+  try {
+    return loadConfigFile(file ?? DEFAULT_CONFIG);
+  } catch (err) {
+    if (err instanceof ConfigError) fail(err.message, 2);
+    throw err;
+  }
+}
+
+async function serve(argv: string[]): Promise<void> {
+  const { values } = parseArgs({ args: argv, options: {
+    config: { type: 'string' }, host: { type: 'string' }, port: { type: 'string' }, help: { type: 'boolean' },
+  } });
+  if (values.help) return void process.stdout.write(HELP.serve!);
+  const loaded = loadOrExit(values.config);
+  const settings = loaded.config.gateway;
+  const portText = values.port ?? process.env.PORT;
+  if (portText !== undefined) {
+    const port = Number(portText);
+    if (!Number.isInteger(port) || port < 0 || port > 65_535) fail(`invalid port "${portText}"`, 2);
+    settings.port = port;
+  }
+  if (values.host) settings.host = values.host;
+  const logger = createLogger({ level: settings.logLevel });
+  const gateway = new Gateway(loaded.config, { logger });
+  try {
+    await gateway.start();
+  } catch (err) {
+    await gateway.stop();
+    fail((err as Error).message, 1);
+  }
+  const server = await startHttpServer(gateway, settings, logger);
+  process.stderr.write(`rcp-gateway listening on ${server.url}\n`);
+
+  let stopping = false;
+  const shutdown = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    void server.close(settings.drainTimeoutMs).then(() => gateway.stop()).then(() => {
+      logger.flush?.();
+      process.exit(0);
+    });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+async function stdio(argv: string[]): Promise<void> {
+  const { values } = parseArgs({ args: argv, options: { config: { type: 'string' }, help: { type: 'boolean' } } });
+  if (values.help) return void process.stdout.write(HELP.stdio!);
+  const loaded = loadOrExit(values.config);
+  const logger = createLogger({ level: loaded.config.gateway.logLevel });
+  const gateway = new Gateway(loaded.config, { logger });
+  try {
+    await gateway.start();
+  } catch (err) {
+    await gateway.stop();
+    fail((err as Error).message, 1);
+  }
+  const stop = async (): Promise<void> => {
+    await gateway.stop();
+    process.stdout.write('', () => process.exit(0));
+  };
+  process.on('SIGTERM', () => void stop());
+  process.on('SIGINT', () => void stop());
+  await serveStdio(gateway, { input: process.stdin, output: process.stdout });
+  await stop();
+}
+
+async function main(): Promise<void> {
+  const [command, ...rest] = process.argv.slice(2);
+  switch (command) {
+    case 'serve':
+      return serve(rest);
+    case 'stdio':
+      return stdio(rest);
+    case undefined:
+    case '--help':
+    case '-h':
+    case 'help':
+      process.stdout.write(HELP.main!);
+      return;
+    default: {
+      const extra = await import('./cli-extra.js');
+      if (await extra.run(command, rest)) return;
+      process.stderr.write(HELP.main!);
+      fail(`unknown command "${command}"`, 2);
+    }
+  }
+}
+
+main().catch((err: unknown) => fail(err instanceof Error ? err.stack ?? err.message : String(err)));

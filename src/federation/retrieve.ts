@@ -1,0 +1,204 @@
+/**
+ * Federated `retrieve` (§7.7, §16.2, §16.3): validate once, fan out to every capable engine,
+ * fuse by rank, report what degraded. Succeeds when at least one engine answered.
+ */
+import { ErrorCode, RcpError } from '../protocol/errors.js';
+import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
+import { RetrieveParamsSchema, parseParams, type RetrieveParams } from '../protocol/params.js';
+import { finiteNumber, positiveInt, stringArray } from '../protocol/capabilities.js';
+import type { CallContext } from '../server/service.js';
+import { toClientError, UpstreamError } from '../upstream/errors.js';
+import type { Engine } from '../upstream/engine.js';
+import type { DegradedEntry, FederationContext } from './context.js';
+import { fanout, failureOf, onPath, type LegFailure } from './fanout.js';
+import { fuse } from './fusion/fuse.js';
+import type { FusionMethod, RankedList } from './fusion/types.js';
+import { ProgressRelay } from './progress.js';
+import { sanitizeHits } from './sanitize.js';
+import { gatewayOptions } from './vendor.js';
+
+const DEFAULT_K = 10;
+
+/** §7.7 / §3.3: structural checks before any engine is asked. Clamps k to maxK (not an error, §12). */
+export function validateRetrieve(params: JsonObject, maxK: number): RetrieveParams & { k: number } {
+  const parsed = parseParams(RetrieveParamsSchema, params);
+  const k = Math.min(parsed.k ?? DEFAULT_K, maxK);
+  const topN = parsed.rerank ? parsed.rerank.topN : undefined;
+  const candidateK = parsed.candidateK;
+  // §3.3 funnel: candidateK ≥ rerank.topN ≥ k (checked on the client's values).
+  const requestedK = parsed.k ?? DEFAULT_K;
+  if (topN !== undefined && topN < requestedK) throw RcpError.invalidParams('rerank.topN', `must be ≥ k (${requestedK}) (§3.3 funnel)`);
+  if (candidateK !== undefined && candidateK < (topN ?? requestedK)) {
+    throw RcpError.invalidParams('candidateK', `must be ≥ ${topN !== undefined ? 'rerank.topN' : 'k'} (§3.3 funnel)`);
+  }
+  return { ...parsed, k };
+}
+
+interface Leg {
+  engine: Engine;
+  k: number;
+  dropMode: boolean;
+}
+
+export async function federatedRetrieve(rawParams: JsonObject, ctx: CallContext, fed: FederationContext): Promise<JsonObject> {
+  const started = performance.now();
+  const params = validateRetrieve(rawParams, fed.settings.maxK);
+  const options = gatewayOptions(rawParams, fed.settings);
+  const notes: string[] = [];
+  const degraded: DegradedEntry[] = [];
+  const strict = params.strict ?? true;
+
+  // §16.2 hop budget: never forward at depth 0.
+  const depth = ctx.meta.federation?.depth ?? fed.settings.federationDepth;
+  if (depth <= 0) {
+    throw new RcpError(ErrorCode.BackendUnavailable, 'federation depth exhausted: the gateway has no index of its own', {
+      detail: '_meta.federation.depth is 0', retryable: false,
+    });
+  }
+  const path = ctx.meta.federation?.path ?? [];
+
+  const candidates = fed.engines.filter((engine) => options.engines === undefined || options.engines.includes(engine.id));
+  const legs: Leg[] = [];
+  const skippedFailures: LegFailure[] = [];
+  let modeSkips = 0;
+  for (const engine of candidates) {
+    if (engine.capabilities === undefined) {
+      // Never initialized: it may well serve retrieve, so it counts as a failed leg.
+      const failure = failureOf(engine, new UpstreamError('not-ready', `engine is ${engine.status}${engine.lastError ? `: ${engine.lastError}` : ''}`), ctx);
+      skippedFailures.push(failure);
+      continue;
+    }
+    const cap = engine.capabilities.retrieve;
+    if (!cap) continue; // §16.2: engines lacking the capability are skipped, not an error
+    if (onPath(engine, path)) {
+      notes.push(`engine ${engine.id} skipped: already on the federation path (cycle, §16.2)`);
+      continue;
+    }
+    let dropMode = false;
+    if (params.mode !== undefined) {
+      const modes = stringArray(cap.modes);
+      if (!modes.includes(params.mode)) {
+        if (strict) {
+          modeSkips++;
+          notes.push(`engine ${engine.id} skipped: mode "${params.mode}" not supported (strict)`);
+          continue;
+        }
+        dropMode = true;
+        notes.push(`engine ${engine.id} asked without mode "${params.mode}" (unsupported; strict:false)`);
+      }
+    }
+    // Ask for fusion headroom, never beyond the engine's maxK, never beyond rerank.topN (§3.3).
+    let legK = Math.ceil(params.k * fed.settings.fusionHeadroom);
+    const topN = params.rerank ? params.rerank.topN : undefined;
+    if (topN !== undefined) legK = Math.min(legK, topN);
+    const engineMax = positiveInt(cap.maxK);
+    if (engineMax !== undefined) legK = Math.min(legK, engineMax);
+    legs.push({ engine, k: Math.max(1, legK), dropMode });
+  }
+
+  if (legs.length === 0 && skippedFailures.length === 0) {
+    if (modeSkips > 0) throw RcpError.optionUnsupported('mode', `no engine supports mode "${params.mode}"`);
+    throw new RcpError(ErrorCode.BackendUnavailable, 'no engine can serve retrieve', { engines: [] });
+  }
+
+  const legByEngine = new Map(legs.map((leg) => [leg.engine, leg]));
+  const lists: RankedList[] = [];
+  const relay = ctx.progress
+    ? new ProgressRelay(
+        (update) => {
+          fed.hooks.onProgressFrame?.();
+          ctx.progress?.(update);
+        },
+        legs.map((leg) => ({ engine: leg.engine.id, weight: leg.engine.weight })),
+        fed.settings.progressFramesPerSecond,
+        () => fuse(lists, options.fusion, { k: params.k, rrfK: options.rrfK, dedup: options.dedup }).hits,
+      )
+    : undefined;
+
+  const forwardParams = stripGatewayMeta(rawParams);
+  let totalCandidates = 0;
+  const outcome = await fanout({
+    method: 'retrieve',
+    engines: legs.map((leg) => leg.engine),
+    paramsFor: (engine) => {
+      const leg = legByEngine.get(engine)!;
+      const out: JsonObject = { ...forwardParams, k: leg.k };
+      if (leg.dropMode) delete out.mode;
+      delete out.cursor; // engine cursors live inside the gateway's own cursor
+      return out;
+    },
+    onLegProgress: relay ? (engine, frame) => relay.legProgress(engine.id, frame) : undefined,
+    onLegDone: (engine, ok, reason) => {
+      relay?.legDone(engine.id, ok, reason);
+    },
+    onLegLog: ctx.log ? (engine, frame) => relayLog(ctx, engine.id, frame) : undefined,
+  }, ctx, fed);
+  relay?.finish();
+
+  const failures = [...skippedFailures, ...outcome.failures];
+  for (const success of outcome.successes) {
+    const leg = legByEngine.get(success.engine)!;
+    const clean = sanitizeHits(success.result, leg.k);
+    if ('error' in clean) {
+      failures.push(failureOf(success.engine, new UpstreamError('malformed', clean.error), ctx));
+      continue;
+    }
+    for (const problem of clean.problems) notes.push(`engine ${success.engine.id}: ${problem}`);
+    totalCandidates += clean.hits.length;
+    const floor = finiteNumber(success.engine.capabilities?.retrieve?.scoreFloor);
+    lists.push({ engine: success.engine.id, weight: success.engine.weight, hits: clean.hits, ...(floor !== undefined ? { scoreFloor: floor } : {}) });
+  }
+
+  for (const failure of failures) {
+    degraded.push({ engine: failure.engine, code: failure.code, reason: failure.reason, ...(failure.detail ? { detail: failure.detail } : {}) });
+    notes.push(`engine ${failure.engine} dropped: ${failure.reason} (${failure.code})`);
+    fed.hooks.onDegraded?.(failure.engine, failure.reason);
+    const engine = fed.engines.find((e) => e.id === failure.engine);
+    // §16.2: a failing required engine fails the whole query with that engine's code.
+    if (engine?.required) throw toClientError(failure.error, engine.id);
+  }
+
+  if (lists.length === 0) {
+    const allDeadline = failures.length > 0 && failures.every((f) => f.code === ErrorCode.Timeout);
+    // §16.2: "nothing answered" is -32010, never an empty success; all timed out → -32014 (§13.1).
+    throw new RcpError(allDeadline ? ErrorCode.Timeout : ErrorCode.BackendUnavailable,
+      allDeadline ? 'no engine answered before the deadline' : 'every engine failed',
+      { retryable: true, engines: degraded.map((d) => ({ engine: d.engine, code: d.code, reason: d.reason })) });
+  }
+
+  // Stable list order (by engine id) so fusion never depends on arrival order (§16.3).
+  lists.sort((a, b) => (a.engine < b.engine ? -1 : a.engine > b.engine ? 1 : 0));
+  const fused = fuse(lists, options.fusion, { k: params.k, rrfK: options.rrfK, dedup: options.dedup });
+  notes.push(...fused.notes);
+
+  const usage: JsonObject = { candidates: totalCandidates, latencyMs: Math.round(performance.now() - started) };
+  if (notes.length > 0) usage.notes = notes;
+  return {
+    hits: fused.hits,
+    usage,
+    _meta: {
+      engines: lists.map((list) => list.engine),
+      ...(degraded.length > 0 ? { degraded } : {}),
+      fusion: fused.method,
+      traceId: outcome.traceId,
+      deadlineMs: ctx.deadlineMs,
+    },
+  };
+}
+
+/** The gateway's vendor `_meta` key and the client's progress token are not forwarded upstream. */
+export function stripGatewayMeta(params: JsonObject): JsonObject {
+  if (!isJsonObject(params._meta)) return params;
+  const { progressToken: _token, 'x-rcpgw': _vendor, deadlineMs: _deadline, federation: _federation, traceId: _trace, ...rest } = params._meta;
+  return { ...params, _meta: rest };
+}
+
+export function relayLog(ctx: CallContext, engineId: string, frame: JsonObject): void {
+  const level = frame.level;
+  if (level !== 'debug' && level !== 'info' && level !== 'notice' && level !== 'warning' && level !== 'error') return;
+  const message = typeof frame.message === 'string' ? frame.message.slice(0, 2_000) : '';
+  const data = isJsonObject(frame.data) ? frame.data : undefined;
+  ctx.log?.({ level, message, logger: `engine:${engineId}`, ...(data ? { data } : {}) });
+}
+
+export type { FusionMethod };
