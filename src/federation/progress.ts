@@ -69,8 +69,12 @@ export class ProgressRelay {
     this.offer({ stage: 'fuse', message: `${this.answered} of ${total} engines answered; ${what}` }, true);
   }
 
-  /** Stop: no frame is sent after this (§9: nothing after the final response). */
+  /**
+   * Stop: flush the last coalesced frame (still before the final response), then send nothing
+   * more (§9: nothing after the final response).
+   */
   finish(): void {
+    if (this.pending) this.flush();
     this.finished = true;
     clearTimeout(this.timer);
     this.pending = undefined;

@@ -139,7 +139,7 @@ export class Session {
     sink: FrameSink | undefined,
     headers: Readonly<Record<string, string>>,
   ): Promise<ResponseMessage> {
-    const { id, method, params } = request;
+    const { id, method } = request;
     const started = performance.now();
     if (this.shuttingDown) {
       // §13.1: never begin processing a request received after the shutdown response.

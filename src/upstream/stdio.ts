@@ -97,7 +97,6 @@ export class StdioTransport extends EventEmitter implements UpstreamTransport {
       outParams = { ...params, _meta: { ...meta, progressToken: token } };
     }
     return new Promise<JsonObject>((resolve, reject) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
       const cleanup = (): void => {
         clearTimeout(timer);
         options.signal?.removeEventListener('abort', onAbort);
@@ -126,7 +125,7 @@ export class StdioTransport extends EventEmitter implements UpstreamTransport {
         onLog: options.onLog,
       });
       if (token !== undefined) this.byToken.set(token, id);
-      timer = setTimeout(() => abandon(new UpstreamError('timeout', `no answer within ${options.timeoutMs} ms`)), options.timeoutMs);
+      const timer = setTimeout(() => abandon(new UpstreamError('timeout', `no answer within ${options.timeoutMs} ms`)), options.timeoutMs);
       options.signal?.addEventListener('abort', onAbort, { once: true });
       this.write({ jsonrpc: '2.0', id, method, params: outParams });
     });
