@@ -186,11 +186,22 @@ export async function federatedRetrieve(rawParams: JsonObject, ctx: CallContext,
   };
 }
 
-/** The gateway's vendor `_meta` key and the client's progress token are not forwarded upstream. */
+/**
+ * What goes upstream: `null` fields dropped (§4.6: null = absent, so a stricter engine never
+ * sees them), and neither the gateway's vendor `_meta` key nor the client's progress token,
+ * deadline, federation path or trace id (the fan-out sets its own).
+ */
 export function stripGatewayMeta(params: JsonObject): JsonObject {
-  if (!isJsonObject(params._meta)) return params;
-  const { progressToken: _token, 'x-rcpgw': _vendor, deadlineMs: _deadline, federation: _federation, traceId: _trace, ...rest } = params._meta;
-  return { ...params, _meta: rest };
+  const out: JsonObject = {};
+  for (const key in params) {
+    const value = params[key];
+    if (value !== null && value !== undefined) out[key] = value;
+  }
+  if (isJsonObject(params._meta)) {
+    const { progressToken: _token, 'x-rcpgw': _vendor, deadlineMs: _deadline, federation: _federation, traceId: _trace, ...rest } = params._meta;
+    out._meta = rest;
+  }
+  return out;
 }
 
 export function relayLog(ctx: CallContext, engineId: string, frame: JsonObject): void {

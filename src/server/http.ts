@@ -52,7 +52,7 @@ export function createHttpApp(service: RcpService, options: HttpServerOptions): 
       code: ErrorCode.PayloadTooLarge,
       message: 'payload too large',
       data: { detail: `request body exceeds ${options.maxBodyBytes} bytes` },
-    }), 413),
+    }), 413, { connection: 'close' }), // the rest of the body is not read: the socket cannot be reused
   });
 
   const handler = async (c: Context<{ Bindings: HttpBindings }>): Promise<Response> => {
