@@ -65,7 +65,31 @@ export const EngineSchema = z
   });
 export type EngineConfig = z.infer<typeof EngineSchema>;
 
-export const RouteSchema = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
+const RouteEnginesSchema = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
+
+/**
+ * A route (per method): an engine id or an ordered list of ids, or an object that may also pick
+ * the fusion strategy, dedup policy and rrfK for that method (retrieve, graph local/drift).
+ */
+export const RouteSchema = z.union([
+  RouteEnginesSchema,
+  z.strictObject({
+    engines: RouteEnginesSchema.optional(),
+    fusion: z.enum(['rrf', 'weighted', 'convex']).optional(),
+    dedup: z.enum(['id', 'citation.uri', 'content-hash']).optional(),
+    rrfK: z.number().finite().min(0).optional(),
+  }),
+]);
+export type RouteConfig = z.infer<typeof RouteSchema>;
+
+/** The engine ids a route names, in order; undefined when it names none (options only). */
+export function routeEngineIds(route: RouteConfig | undefined): string[] | undefined {
+  if (route === undefined) return undefined;
+  if (typeof route === 'string') return [route];
+  if (Array.isArray(route)) return route;
+  if (route.engines === undefined) return undefined;
+  return typeof route.engines === 'string' ? [route.engines] : route.engines;
+}
 
 export const GatewaySchema = z.strictObject({
   name: z.string().min(1).default('rcp-gateway'),
@@ -92,6 +116,16 @@ export const GatewaySchema = z.strictObject({
   maxQueuePerEngine: nonNegativeInt.default(256),
   sseHeartbeatMs: positiveInt.default(15_000),
   progressFramesPerSecond: positiveInt.default(20),
+  /**
+   * Optional stateful HTTP sessions (§5.2): `initialize` over HTTP returns `_meta.session`, and a
+   * client sending it back as `RCP-Session` may POST `notifications/cancel` for its own request ids.
+   * Replica-local: behind a load balancer the cancel must reach the same replica (sticky routing).
+   */
+  httpSessions: z.boolean().default(false),
+  /** An HTTP session unused for this long is forgotten. */
+  httpSessionTtlMs: positiveInt.default(900_000),
+  /** At most this many live HTTP sessions; the least recently used is forgotten first. */
+  maxHttpSessions: positiveInt.default(10_000),
   corsOrigins: z.array(z.string()).default([]),
   exposeEndpoints: z.boolean().default(false),
   breaker: PartialBreakerSchema.default({}),
@@ -111,8 +145,14 @@ export const GatewaySchema = z.strictObject({
   /** Secret for signing pagination cursors; a random per-process key when absent (set it when running replicas). */
   cursorSecret: z.string().min(16).optional(),
   cursorTtlMs: positiveInt.default(3_600_000),
+  /** Deepest per-engine rank federated pagination reads (§10); past it the result set ends. */
+  pageMaxDepth: positiveInt.default(1_000),
   drainTimeoutMs: positiveInt.default(10_000),
   logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  /** Put query text into request log lines (off: queries can carry personal data). */
+  logQueries: z.boolean().default(false),
+  /** Re-read the config file when it changes (SIGHUP always does). */
+  watchConfig: z.boolean().default(false),
   metrics: z
     .strictObject({ enabled: z.boolean().default(true), port: z.int().min(0).max(65_535).optional() })
     .default({ enabled: true }),
@@ -133,7 +173,7 @@ export const ConfigSchema = z.looseObject({
     seen.set(engine.id, index);
   });
   for (const [method, target] of Object.entries(config.gateway.routes)) {
-    for (const id of Array.isArray(target) ? target : [target]) {
+    for (const id of routeEngineIds(target) ?? []) {
       if (!seen.has(id)) ctx.addIssue({ code: 'custom', path: ['gateway', 'routes', method], message: `unknown engine id "${id}"` });
     }
   }

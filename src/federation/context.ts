@@ -4,9 +4,10 @@
  */
 import type { GatewaySettings } from '../config/schema.js';
 import type { Logger } from '../observability/log.js';
+import type { ResilienceHooks } from '../observability/hooks.js';
 import type { Engine } from '../upstream/engine.js';
 
-export interface FederationHooks {
+export interface FederationHooks extends ResilienceHooks {
   onLeg?: (engine: string, method: string, code: number, durationMs: number) => void;
   onDegraded?: (engine: string, reason: string) => void;
   onFanout?: (method: string, width: number) => void;

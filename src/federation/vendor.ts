@@ -1,34 +1,52 @@
 /**
  * The gateway's vendor `_meta` key (§4.4, §6.2): `_meta["x-rcpgw"]` on a request may pick the
- * fusion strategy, dedup policy, rrfK, the engines to use, or the one engine to route to.
+ * fusion strategy, dedup policy, rrfK, per-engine weights, the engines to use, or the one engine
+ * to route to.
  *   { "x-rcpgw": { "fusion": "rrf"|"weighted"|"convex", "dedup": "id"|"citation.uri"|"content-hash",
- *                  "rrfK": 60, "engines": ["a","b"], "engine": "a" } }
+ *                  "rrfK": 60, "weights": {"a": 2}, "engines": ["a","b"], "engine": "a" } }
+ * Precedence, per field: the request's `_meta["x-rcpgw"]`, then the method's route in config
+ * (`gateway.routes[method]` object form), then the gateway defaults. The target engine can also
+ * be named by the `x-rcpgw-engine` HTTP header (the `_meta` key wins when both are present).
  */
 import { z } from 'zod';
-import type { GatewaySettings } from '../config/schema.js';
+import { routeEngineIds, type GatewaySettings } from '../config/schema.js';
 import { RcpError } from '../protocol/errors.js';
 import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
 import type { DedupPolicy, FusionMethod } from './fusion/types.js';
 
 export const VENDOR_KEY = 'x-rcpgw';
+/** HTTP header naming the engine to route to (same meaning as `_meta["x-rcpgw"].engine`). */
+export const TARGET_HEADER = 'x-rcpgw-engine';
 
 const VendorSchema = z.looseObject({
   fusion: z.enum(['rrf', 'weighted', 'convex']).optional(),
   dedup: z.enum(['id', 'citation.uri', 'content-hash']).optional(),
   rrfK: z.number().finite().min(0).optional(),
+  weights: z.record(z.string(), z.number().finite().min(0)).optional(),
   engines: z.array(z.string()).min(1).optional(),
-  engine: z.string().optional(),
+  engine: z.string().min(1).optional(),
 });
 
 export interface GatewayOptions {
   fusion: FusionMethod;
   dedup: DedupPolicy;
   rrfK: number;
+  /** Per-engine weight overrides (engine id → weight); absent engines keep their configured weight. */
+  weights: Readonly<Record<string, number>>;
+  /** Restrict a fan-out to these engines (request `_meta` only). */
   engines: string[] | undefined;
+  /** Route to exactly this engine (request `_meta`, else the header). */
   engine: string | undefined;
 }
 
-export function gatewayOptions(params: JsonObject, settings: GatewaySettings, headerEngine?: string): GatewayOptions {
+export interface OptionsContext {
+  /** The method being served, for its route's fusion options. */
+  method?: string;
+  /** Lower-cased inbound headers (the `x-rcpgw-engine` header names a target). */
+  headers?: Readonly<Record<string, string>>;
+}
+
+export function gatewayOptions(params: JsonObject, settings: GatewaySettings, context: OptionsContext = {}): GatewayOptions {
   const meta = isJsonObject(params._meta) ? params._meta : undefined;
   const raw = meta?.[VENDOR_KEY];
   let vendor: z.infer<typeof VendorSchema> = {};
@@ -36,15 +54,28 @@ export function gatewayOptions(params: JsonObject, settings: GatewaySettings, he
     const parsed = VendorSchema.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      throw RcpError.invalidParams(`_meta.${VENDOR_KEY}.${issue.path.map(String).join('.')}`, issue.message);
+      const where = issue.path.map(String).join('.');
+      throw RcpError.invalidParams(`_meta.${VENDOR_KEY}${where ? `.${where}` : ''}`, issue.message);
     }
     vendor = parsed.data;
   }
+  const route = context.method !== undefined ? settings.routes[context.method] : undefined;
+  const routeOptions = route !== undefined && typeof route === 'object' && !Array.isArray(route) ? route : {};
+  const header = context.headers?.[TARGET_HEADER]?.trim();
   return {
-    fusion: vendor.fusion ?? settings.fusion,
-    dedup: vendor.dedup ?? settings.dedup,
-    rrfK: vendor.rrfK ?? settings.rrfK,
+    fusion: vendor.fusion ?? routeOptions.fusion ?? settings.fusion,
+    dedup: vendor.dedup ?? routeOptions.dedup ?? settings.dedup,
+    rrfK: vendor.rrfK ?? routeOptions.rrfK ?? settings.rrfK,
+    weights: vendor.weights ?? {},
     engines: vendor.engines,
-    engine: vendor.engine ?? headerEngine,
+    engine: vendor.engine ?? (header ? header : undefined),
   };
+}
+
+/** The fan-out set a request and its route allow (undefined = every engine). */
+export function allowedEngines(options: GatewayOptions, settings: GatewaySettings, method: string): Set<string> | undefined {
+  if (options.engine !== undefined) return new Set([options.engine]);
+  if (options.engines !== undefined) return new Set(options.engines);
+  const routed = routeEngineIds(settings.routes[method]);
+  return routed !== undefined ? new Set(routed) : undefined;
 }

@@ -8,7 +8,8 @@ import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import type { HttpBindings } from '@hono/node-server';
 import { ErrorCode } from '../protocol/errors.js';
-import { errorResponse, isJsonObject, parseErrorResponse, type NotificationMessage, type ResponseMessage } from '../protocol/jsonrpc.js';
+import { classify, errorResponse, invalidRequest, isJsonObject, parseErrorResponse, type NotificationMessage, type ResponseMessage } from '../protocol/jsonrpc.js';
+import { HttpSessionRegistry, SESSION_HEADER, cancelIdsOf, requestIdsOf, type HttpSessionSettings, type Tracked } from './http-sessions.js';
 import { Session, type SessionOptions } from './session.js';
 import type { RcpService } from './service.js';
 
@@ -17,8 +18,10 @@ export interface HttpServerOptions {
   maxBodyBytes: number;
   /** Interval of SSE comment heartbeats on long calls. */
   sseHeartbeatMs: number;
-  /** Whether `streaming` is advertised (§5.2: SSE only then). */
+  /** Whether SSE may be used at all; it is also used only while `streaming` is advertised (§5.2). */
   streaming: boolean;
+  /** Optional stateful HTTP sessions (cancel by id over HTTP); absent = stateless only. */
+  httpSessions?: HttpSessionSettings;
   corsOrigins: string[];
   /** Gate evaluated before the body is read: answer 429 when the gateway is saturated (never seen by JSON-RPC). */
   admit?: () => { ok: true; release: () => void } | { ok: false; retryAfterMs: number };
@@ -34,6 +37,7 @@ const JSON_HEADERS = { 'content-type': 'application/json' } as const;
 export function createHttpApp(service: RcpService, options: HttpServerOptions): Hono<{ Bindings: HttpBindings }> {
   const app = new Hono<{ Bindings: HttpBindings }>();
   const base = options.basePath.replace(/\/+$/, '') || '';
+  const sessions = options.httpSessions ? new HttpSessionRegistry(options.httpSessions) : undefined;
 
   if (options.corsOrigins.length > 0) {
     app.use(`${base}/*`, cors({
@@ -65,14 +69,30 @@ export function createHttpApp(service: RcpService, options: HttpServerOptions): 
         data: { retryable: true, retryAfterMs: admission.retryAfterMs },
       })), { status: 429, headers: { ...JSON_HEADERS, 'retry-after': String(seconds) } });
     }
-    try {
-      return await answer(c, pathMethod);
-    } finally {
+    // An SSE answer outlives this handler: it takes the admission slot over and frees it when the
+    // stream ends, so graceful drain waits for live streams too.
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
       if (admission?.ok) admission.release();
+    };
+    let handedOff = false;
+    try {
+      return await answer(c, pathMethod, () => {
+        handedOff = true;
+        return release;
+      });
+    } finally {
+      if (!handedOff) release();
     }
   };
 
-  const answer = async (c: Context<{ Bindings: HttpBindings }>, pathMethod: string | undefined): Promise<Response> => {
+  const answer = async (
+    c: Context<{ Bindings: HttpBindings }>,
+    pathMethod: string | undefined,
+    takeRelease: () => () => void,
+  ): Promise<Response> => {
     const text = await c.req.text();
     let value: unknown;
     try {
@@ -105,21 +125,46 @@ export function createHttpApp(service: RcpService, options: HttpServerOptions): 
 
     const headers = lowerHeaders(c.req.raw.headers);
     const outgoing = c.env?.outgoing;
-    const wantsSse = options.streaming && !Array.isArray(value) && (headers.accept ?? '').includes('text/event-stream');
+    // §7.14 over HTTP: with a session token, a posted cancel reaches the request it names.
+    const sessionToken = sessions ? headers[SESSION_HEADER] : undefined;
+    if (sessions && sessionToken !== undefined) for (const id of cancelIdsOf(value)) sessions.cancel(sessionToken, id);
+    // §5.2: SSE only when asked for and `streaming` is advertised; a notification has no answer to stream.
+    const wantsSse = options.streaming
+      && !Array.isArray(value)
+      && classify(value).kind !== 'notification'
+      && (headers.accept ?? '').includes('text/event-stream')
+      && 'streaming' in service.describe().capabilities;
     const session = new Session(service, { transport: 'http', stateless: true, ...options.session });
+    const tracked = sessions && sessionToken !== undefined ? sessions.track(sessionToken, requestIdsOf(value), session) : undefined;
+    if (tracked && tracked.duplicates.length > 0 && !Array.isArray(value)) {
+      tracked.release();
+      return jsonReply(invalidRequest(tracked.duplicates[0]!, 'id is already in flight in this session'));
+    }
+    // Client went away before its answer (plain JSON or SSE): abort the call, and so its live legs.
     const onDisconnect = (): void => {
       if (outgoing && !outgoing.writableFinished) session.abortAll('disconnect');
     };
     outgoing?.once('close', onDisconnect);
+    const withToken = (reply: ResponseMessage | ResponseMessage[] | null): ResponseMessage | ResponseMessage[] | null =>
+      sessions ? issueSessionToken(value, reply, sessions) : reply;
 
     if (!wantsSse) {
-      let reply = Array.isArray(value) && value.length === 0 && mismatched.length > 0 ? null : await session.handle({ value, headers });
+      let reply: ResponseMessage | ResponseMessage[] | null;
+      try {
+        reply = Array.isArray(value) && value.length === 0 && mismatched.length > 0 ? null : withToken(await session.handle({ value, headers }));
+      } finally {
+        tracked?.release();
+      }
       if (mismatched.length > 0) reply = [...(Array.isArray(reply) ? reply : []), ...mismatched];
       if (reply === null) return new Response(null, { status: 204 }); // notifications: no body
       if (compact && !Array.isArray(reply)) return jsonReply(compactOf(reply));
       return jsonReply(reply);
     }
-    return sseReply(session, value, headers, options);
+    return sseReply(session, value, headers, options, {
+      release: takeRelease(),
+      finished: () => tracked?.release(),
+      decorate: withToken,
+    });
   };
 
   app.post(`${base}`, limit, handler);
@@ -162,18 +207,57 @@ function lowerHeaders(headers: Headers): Record<string, string> {
   return out;
 }
 
+/** `initialize` answered over HTTP with sessions enabled: hand out a token in `_meta.session` (§5.2). */
+function issueSessionToken(
+  value: unknown,
+  reply: ResponseMessage | ResponseMessage[] | null,
+  sessions: HttpSessionRegistry,
+): ResponseMessage | ResponseMessage[] | null {
+  if (reply === null || Array.isArray(reply) || !('result' in reply)) return reply;
+  if (!isJsonObject(value) || value.method !== 'initialize') return reply;
+  const meta = isJsonObject(reply.result._meta) ? reply.result._meta : {};
+  return { ...reply, result: { ...reply.result, _meta: { ...meta, session: sessions.open() } } };
+}
+
+interface SseLifecycle {
+  /** Frees the admission slot (once, when the stream ends either way). */
+  release: () => void;
+  /** The request has been answered (or abandoned): stop tracking its id. */
+  finished: () => void;
+  decorate: (reply: ResponseMessage | ResponseMessage[] | null) => ResponseMessage | ResponseMessage[] | null;
+}
+
+/**
+ * §5.2 SSE answer: zero or more `notifications/progress` (and opted-in `notifications/log`)
+ * frames, then exactly one final frame with the response, then the stream ends. Each frame is
+ * one `data:` line of compact JSON and a blank line, enqueued (and so flushed by the node
+ * adapter) as soon as it is produced. `: keep-alive` comments keep idle proxies from timing
+ * the stream out. A client that goes away aborts the call; nothing is written after that.
+ */
 function sseReply(
   session: Session,
   value: unknown,
   headers: Record<string, string>,
   options: HttpServerOptions,
+  lifecycle: SseLifecycle,
 ): Response {
   const encoder = new TextEncoder();
   let heartbeat: ReturnType<typeof setInterval> | undefined;
+  let open = true;
+  let closed = false;
+  // Runs once, whichever way the stream ends (final frame written, or client gone).
+  const end = (): void => {
+    open = false;
+    clearInterval(heartbeat);
+    if (closed) return;
+    closed = true;
+    lifecycle.finished();
+    lifecycle.release();
+    options.onStreamClose?.();
+  };
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
       options.onStreamOpen?.();
-      let open = true;
       const send = (text: string): void => {
         if (!open) return;
         try {
@@ -186,16 +270,19 @@ function sseReply(
       const sink = (frame: NotificationMessage): void => send(`data: ${JSON.stringify(frame)}\n\n`);
       heartbeat = setInterval(() => send(': keep-alive\n\n'), options.sseHeartbeatMs);
       heartbeat.unref?.();
-      void session.handle({ value, sink, headers }).then((reply) => {
+      void session.handle({ value, sink, headers }).then((answer) => {
+        const reply = lifecycle.decorate(answer);
         if (reply !== null) send(`data: ${JSON.stringify(reply)}\n\n`);
-        open = false;
-        clearInterval(heartbeat);
-        options.onStreamClose?.();
-        controller.close();
+        end();
+        try {
+          controller.close();
+        } catch {
+          // The client cancelled the stream first; closing it again throws.
+        }
       });
     },
     cancel() {
-      clearInterval(heartbeat);
+      end();
       session.abortAll('disconnect');
     },
   });
@@ -203,9 +290,9 @@ function sseReply(
     status: 200,
     headers: {
       'content-type': 'text/event-stream; charset=utf-8',
+      // no-transform: intermediaries must not compress or otherwise rewrite the stream.
       'cache-control': 'no-cache, no-transform',
       'x-accel-buffering': 'no', // proxies (nginx) must not buffer the stream
-      'content-encoding': 'identity',
     },
   });
 }

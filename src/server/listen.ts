@@ -31,6 +31,9 @@ export async function startHttpServer(
     maxBodyBytes: settings.maxBodyBytes,
     sseHeartbeatMs: settings.sseHeartbeatMs,
     streaming: true,
+    ...(settings.httpSessions
+      ? { httpSessions: { ttlMs: settings.httpSessionTtlMs, maxSessions: settings.maxHttpSessions, maxInFlightPerSession: settings.maxInFlight } }
+      : {}),
     corsOrigins: settings.corsOrigins,
     admit: () => {
       if (draining) return { ok: false, retryAfterMs: 1_000 };

@@ -31,6 +31,10 @@ export interface FinishedInfo {
   code: number; // 0 = success
   durationMs: number;
   abortReason: AbortReason | undefined;
+  /** The answer that left (its `id`, `result._meta`, `error`): what logs and metrics report on. */
+  response: ResponseMessage;
+  /** The context the service was called with; absent when the session answered on its own. */
+  ctx?: CallContext;
 }
 
 export interface InboundRequest {
@@ -273,16 +277,18 @@ export class Session {
       (result) => settle(successResponse(id, result)),
       (err: unknown) => settle(errorResponse(id, toWireError(err))),
     );
-    return answer.then((response) => this.finish(method, started, abortReasonOf(controller.signal), response));
+    return answer.then((response) => this.finish(method, started, abortReasonOf(controller.signal), response, ctx));
   }
 
-  private finish(method: string, started: number, abortReason: AbortReason | undefined, response: ResponseMessage): ResponseMessage {
+  private finish(method: string, started: number, abortReason: AbortReason | undefined, response: ResponseMessage, ctx?: CallContext): ResponseMessage {
     if (this.options.onFinished) {
       this.options.onFinished({
         method,
         code: 'error' in response ? response.error.code : 0,
         durationMs: performance.now() - started,
         abortReason,
+        response,
+        ...(ctx ? { ctx } : {}),
       });
     }
     return response;

@@ -8,6 +8,7 @@ import type { BreakerSettings, EngineConfig, GatewaySettings } from '../config/s
 import { PROTOCOL_VERSION, type Capabilities, type PeerInfo } from '../protocol/capabilities.js';
 import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
 import type { Logger } from '../observability/log.js';
+import type { ResilienceHooks } from '../observability/hooks.js';
 import { EngineBreaker, type BreakerState } from './breaker.js';
 import { UpstreamError } from './errors.js';
 import { HttpTransport } from './http.js';
@@ -24,7 +25,7 @@ export interface EngineCallOptions {
   headers?: Readonly<Record<string, string>>;
 }
 
-export interface EngineHooks {
+export interface EngineHooks extends ResilienceHooks {
   onBreakerTransition?: (engineId: string, from: BreakerState, to: BreakerState) => void;
   onStatus?: (engineId: string, status: EngineStatus) => void;
   onLog?: (engineId: string, frame: JsonObject) => void;
@@ -146,13 +147,17 @@ export class Engine {
     }
     if (!this.breaker.admits) return Promise.reject(new UpstreamError('circuit-open', 'circuit breaker is open'));
     if (this.limit.activeCount >= this.limit.concurrency && this.limit.pendingCount >= this.maxQueue) {
+      this.hooks.onShed?.(this.id);
       return Promise.reject(new UpstreamError('queue-full', `engine queue is full (${this.maxQueue} waiting)`));
     }
     const callOptions: UpstreamCallOptions = {
       signal: options.signal,
       timeoutMs: Math.max(1, Math.min(options.timeoutMs ?? this.timeoutMs, this.timeoutMs)),
-      onProgress: options.onProgress,
-      onLog: options.onLog,
+      // §9/§17.1: ask for progress (a per-leg token, SSE over HTTP) and logs only from an engine
+      // that advertised it can send them.
+      onProgress: this.has('streaming') ? options.onProgress : undefined,
+      onLog: this.has('log') ? options.onLog : undefined,
+      stream: this.has('streaming') && (options.onProgress !== undefined || (options.onLog !== undefined && this.has('log'))),
       headers: options.headers,
       maxResponseBytes: this.maxResponseBytes,
     };
@@ -179,6 +184,18 @@ export class Engine {
     this.setStatus('stopped');
     this.breaker.shutdown();
     await this.transport.close();
+  }
+
+  /**
+   * Hot reload of an entry whose connection settings did not change: adopt its routing policy
+   * (weight, priority, required, expose, writer) while connections, breaker and limiter stay.
+   */
+  retune(config: EngineConfig): void {
+    const self: { config: EngineConfig; weight: number; required: boolean; priority: number } = this;
+    self.config = config;
+    self.weight = config.weight;
+    self.required = config.required;
+    self.priority = config.priority;
   }
 
   /** §7.13 catalog entry: identity + capabilities; endpoint only when exposed. */

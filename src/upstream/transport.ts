@@ -9,9 +9,15 @@ export interface UpstreamCallOptions {
   signal?: AbortSignal;
   /** Per-call timeout in ms. */
   timeoutMs: number;
-  /** Ask the engine to stream progress (a fresh per-leg token is attached). */
+  /** Progress frames of this call, matched by its own per-leg token (never the client's, §9). */
   onProgress?: (frame: JsonObject) => void;
+  /** `notifications/log` frames of this call (§17.1). */
   onLog?: (frame: JsonObject) => void;
+  /**
+   * The engine advertised `streaming` and the caller wants its frames: attach a fresh per-leg
+   * progress token and, over HTTP, ask for an SSE answer (§5.2). Otherwise a plain JSON call.
+   */
+  stream?: boolean;
   /** Extra HTTP headers (trace propagation). Ignored by stdio. */
   headers?: Readonly<Record<string, string>>;
   /** Upper bound on the answer's size in bytes. */
