@@ -95,7 +95,7 @@ export function planReload<E extends PlannedEngine>(
 /** Settings that the running listener fixed at startup: a reload cannot change them. */
 export const RESTART_ONLY_SETTINGS = [
   'host', 'port', 'basePath', 'maxBodyBytes', 'maxInFlight', 'sseHeartbeatMs', 'corsOrigins', 'metrics',
-  'httpSessions', 'httpSessionTtlMs', 'maxHttpSessions', 'cursorSecret', 'watchConfig',
+  'httpSessions', 'httpSessionTtlMs', 'maxHttpSessions', 'cursorSecret', 'watchConfig', 'drainTimeoutMs',
 ] as const;
 
 /**

@@ -33,7 +33,8 @@ export class HttpTransport implements UpstreamTransport {
 
   async call(method: string, params: JsonObject, options: UpstreamCallOptions): Promise<JsonObject> {
     const id = this.nextId++;
-    const token = options.onProgress ? nextProgressToken() : undefined;
+    // SSE (and a per-leg token) only for an engine that advertised `streaming` (§5.2, §9).
+    const token = options.stream === true ? nextProgressToken() : undefined;
     const outParams = token === undefined ? params : withProgressToken(params, token);
     const body = JSON.stringify({ jsonrpc: '2.0', id, method, params: outParams });
     const timeout = AbortSignal.timeout(options.timeoutMs);

@@ -90,7 +90,8 @@ export class StdioTransport extends EventEmitter implements UpstreamTransport {
     if (!this.alive) return Promise.reject(new UpstreamError('crashed', 'engine process is not running'));
     if (options.signal?.aborted) return Promise.reject(new UpstreamError('aborted', 'call aborted before it was sent'));
     const id = this.nextId++;
-    const token = options.onProgress ? nextProgressToken() : undefined;
+    // A per-leg token routes this call's progress (and token-tagged logs, §17.1) back to it.
+    const token = options.stream === true || options.onLog !== undefined ? nextProgressToken() : undefined;
     let outParams = params;
     if (token !== undefined) {
       const meta = isJsonObject(params._meta) ? params._meta : {};

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseConfig, ConfigError } from '../../src/config/load.js';
+import { parseConfig, ConfigError, loadConfigFile } from '../../src/config/load.js';
 import { rpc } from '../support/http-client.js';
 import { ENGINE_PATH, GATEWAY_CLI, REPO_ROOT, startGateway, tmpDir, writeConfig, type GatewayHandle } from '../support/processes.js';
 
@@ -46,6 +46,13 @@ describe('config validation', () => {
     const loaded = parseConfig({ engines: [{ id: 's', transport: 'stdio', command: ['./bin/engine', '--flag', '../data/x'] }] }, { baseDir: '/etc/rcp' });
     expect(loaded.config.engines[0]!.command).toEqual(['/etc/rcp/bin/engine', '--flag', '/etc/data/x']);
     expect(loaded.config.engines[0]!.cwd).toBe('/etc/rcp');
+  });
+
+  it('ships configs that validate (default and example)', () => {
+    for (const name of ['default.json', 'example.json']) {
+      const loaded = loadConfigFile(path.join(REPO_ROOT, 'config', name), {});
+      expect(loaded.config.engines.length).toBeGreaterThanOrEqual(2);
+    }
   });
 
   it('makes the CLI exit non-zero with the message', () => {
