@@ -10,6 +10,8 @@ import { createLogger } from './observability/log.js';
 import { Gateway } from './gateway.js';
 import { startHttpServer } from './server/listen.js';
 import { serveStdio } from './server/stdio.js';
+import { Operations } from './ops/operations.js';
+import { announceListening, isGatewayWorker, parseWorkers, runPrimary, workerPort } from './server/cluster.js';
 
 const DEFAULT_CONFIG = resolve(fileURLToPath(new URL('.', import.meta.url)), '../config/default.json');
 
@@ -24,12 +26,14 @@ Usage:
 
 Run 'rcp-gateway <command> --help' for a command's options.
 `,
-  serve: `rcp-gateway serve [--config FILE] [--host H] [--port N]
+  serve: `rcp-gateway serve [--config FILE] [--host H] [--port N] [--workers N|auto]
 
 Serves RCP over HTTP at http://H:N<basePath> (default http://127.0.0.1:8787/rcp).
   --config FILE  gateway config (default: the bundled config/default.json)
   --host H       listen address (default: gateway.host, 127.0.0.1)
   --port N       listen port (default: $PORT, then gateway.port, 8787; 0 = any free port)
+  --workers N    worker processes sharing the port (default 1; auto = one per core). Each
+                 worker is a full gateway: stdio engines are started once per worker.
 `,
   stdio: `rcp-gateway stdio [--config FILE]
 
@@ -56,6 +60,7 @@ function loadOrExit(file: string | undefined): LoadedConfig {
 async function serve(argv: string[]): Promise<void> {
   const { values } = parseArgs({ args: argv, options: {
     config: { type: 'string' }, host: { type: 'string' }, port: { type: 'string' }, help: { type: 'boolean' },
+    workers: { type: 'string' },
   } });
   if (values.help) return void process.stdout.write(HELP.serve!);
   const loaded = loadOrExit(values.config);
@@ -67,23 +72,35 @@ async function serve(argv: string[]): Promise<void> {
     settings.port = port;
   }
   if (values.host) settings.host = values.host;
+  const workers = parseWorkers(values.workers);
+  if (workers === undefined) fail(`invalid --workers "${values.workers}" (a positive integer or auto)`, 2);
+  settings.port = workerPort() ?? settings.port; // a worker listens where its primary said
   const logger = createLogger({ level: settings.logLevel });
-  const gateway = new Gateway(loaded.config, { logger });
+  if (workers > 1 && !isGatewayWorker()) {
+    return runPrimary({ workers, host: settings.host, port: settings.port, logger, stopTimeoutMs: settings.drainTimeoutMs + 20_000 });
+  }
+  const ops = new Operations(loaded.config, logger);
+  const gateway = new Gateway(loaded.config, { logger, hooks: ops.hooks });
   try {
     await gateway.start();
   } catch (err) {
     await gateway.stop();
     fail((err as Error).message, 1);
   }
-  const server = await startHttpServer(gateway, settings, logger);
-  process.stderr.write(`rcp-gateway listening on ${server.url}\n`);
+  const server = await startHttpServer(ops.attach(gateway), settings, logger, ops.httpOptions());
+  // A reload keeps the listener's command-line host/port (they are restart-only anyway).
+  await ops.startSidecars(loaded.file, (next) => Object.assign(next.gateway, { host: settings.host, port: settings.port }));
+  announceListening(server.url);
 
   let stopping = false;
   const shutdown = (signal: string): void => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    void server.close(settings.drainTimeoutMs).then(() => gateway.stop()).then(() => {
+    ops.markDraining();
+    // Last resort should an engine refuse to stop: the drain and engine stop are bounded anyway.
+    setTimeout(() => process.exit(0), settings.drainTimeoutMs + 15_000).unref();
+    void server.close(settings.drainTimeoutMs).then(() => gateway.stop()).then(() => ops.close()).then(() => {
       logger.flush?.();
       process.exit(0);
     });
@@ -97,20 +114,30 @@ async function stdio(argv: string[]): Promise<void> {
   if (values.help) return void process.stdout.write(HELP.stdio!);
   const loaded = loadOrExit(values.config);
   const logger = createLogger({ level: loaded.config.gateway.logLevel });
-  const gateway = new Gateway(loaded.config, { logger });
+  const ops = new Operations(loaded.config, logger);
+  const gateway = new Gateway(loaded.config, { logger, hooks: ops.hooks });
   try {
     await gateway.start();
   } catch (err) {
     await gateway.stop();
     fail((err as Error).message, 1);
   }
+  const service = ops.attach(gateway);
+  await ops.startSidecars(loaded.file);
   const stop = async (): Promise<void> => {
     await gateway.stop();
+    await ops.close();
     process.stdout.write('', () => process.exit(0));
   };
-  process.on('SIGTERM', () => void stop());
-  process.on('SIGINT', () => void stop());
-  await serveStdio(gateway, { input: process.stdin, output: process.stdout });
+  // SIGTERM/SIGINT: stop reading, drain in-flight requests, answer the rest -32010, then stop (exit 0).
+  const shutdown = new AbortController();
+  process.on('SIGTERM', () => shutdown.abort());
+  process.on('SIGINT', () => shutdown.abort());
+  const settings = loaded.config.gateway;
+  await serveStdio(service, {
+    input: process.stdin, output: process.stdout, session: ops.sessionOptions(),
+    maxInFlight: settings.maxInFlight, shutdown: shutdown.signal, drainTimeoutMs: settings.drainTimeoutMs,
+  });
   await stop();
 }
 

@@ -10,11 +10,15 @@ import type { JsonObject } from './protocol/jsonrpc.js';
 import type { Logger } from './observability/log.js';
 import type { CallContext, RcpService } from './server/service.js';
 import { Engine, type EngineHooks } from './upstream/engine.js';
+import { RetryBudget } from './upstream/retry.js';
 import { deriveCapabilities } from './federation/capabilities.js';
 import type { FederationContext, FederationHooks } from './federation/context.js';
 import { federatedRetrieve } from './federation/retrieve.js';
 import { routeToOne } from './federation/routing.js';
 import { federatedGraph } from './federation/graph.js';
+import { federatedWrite } from './federation/writes.js';
+import { Generations } from './ops/generations.js';
+import { carryRestartOnly, planReload, type ReloadSummary } from './ops/reload-plan.js';
 
 export const GATEWAY_VERSION = '0.1.0';
 
@@ -28,6 +32,10 @@ export interface GatewayOptions {
 export class Gateway implements RcpService {
   private engineList: Engine[];
   private capabilitySet: InitializeResult | undefined;
+  /** Hot reload: which requests still run on an earlier engine set; engines waiting to be stopped. */
+  private readonly generations = new Generations();
+  private readonly retiring = new Set<Engine>();
+  private reloadChain: Promise<unknown> = Promise.resolve();
 
   constructor(
     private config: GatewayConfig,
@@ -59,7 +67,7 @@ export class Gateway implements RcpService {
   }
 
   async stop(): Promise<void> {
-    await Promise.all(this.engineList.map((engine) => engine.stop()));
+    await Promise.all([...this.engineList, ...this.retiring].map((engine) => engine.stop()));
   }
 
   describe(): InitializeResult {
@@ -79,7 +87,17 @@ export class Gateway implements RcpService {
 
   private knownAtDescribe = new Set<string>();
 
-  call(method: string, params: JsonObject, ctx: CallContext): Promise<JsonObject> {
+  async call(method: string, params: JsonObject, ctx: CallContext): Promise<JsonObject> {
+    // The request runs on the engine set current now, even if a reload swaps it meanwhile.
+    const lease = this.generations.enter();
+    try {
+      return await this.answer(method, params, ctx);
+    } finally {
+      this.generations.leave(lease);
+    }
+  }
+
+  private answer(method: string, params: JsonObject, ctx: CallContext): Promise<JsonObject> {
     const fed = this.federation();
     switch (method) {
       case 'retrieve':
@@ -88,6 +106,9 @@ export class Gateway implements RcpService {
         return Promise.resolve({ engines: this.engineList.map((engine) => engine.catalogEntry(this.config.gateway.exposeEndpoints)) });
       case 'graph':
         return federatedGraph(params, ctx, fed);
+      case 'index/add':
+      case 'index/delete':
+        return federatedWrite(method, params, ctx, fed);
       default:
         return routeToOne(method, params, ctx, fed);
     }
@@ -100,10 +121,58 @@ export class Gateway implements RcpService {
       logger: this.options.logger,
       identity: this.config.gateway.name,
       hooks: this.options.hooks ?? {},
+      retryBudget: this.budgetFor(this.config.gateway.retry),
     };
   }
 
-  private createEngine(engineConfig: GatewayConfig['engines'][number]): Engine {
-    return new Engine(engineConfig, this.config.gateway, this.options.logger.child({ engine: engineConfig.id }), this.options.hooks);
+  /** One retry budget for the whole gateway (upstream/retry.ts); renewed when a reload changes its settings. */
+  private budgetFor(settings: GatewayConfig['gateway']['retry']): RetryBudget {
+    if (this.retry?.settings !== settings) this.retry = { settings, budget: new RetryBudget(settings) };
+    return this.retry.budget;
+  }
+
+  private retry: { settings: GatewayConfig['gateway']['retry']; budget: RetryBudget } | undefined;
+
+  /**
+   * Hot reload (docs/operations.md): unchanged engines are kept with their connections, breaker
+   * and state; new or changed ones are started before the switch; requests already running finish
+   * on the set they started with; engines leaving the set are stopped once those requests are
+   * done. Listener-bound settings keep their running values. Reloads run one at a time. Rejects
+   * (leaving the old set in force) only when a `required` new engine cannot start.
+   */
+  reload(next: GatewayConfig): Promise<ReloadSummary & { ignoredSettings: string[] }> {
+    const run = this.reloadChain.then(() => this.applyReload(next));
+    this.reloadChain = run.catch(() => undefined);
+    return run;
+  }
+
+  private async applyReload(next: GatewayConfig): Promise<ReloadSummary & { ignoredSettings: string[] }> {
+    const { settings, ignored } = carryRestartOnly(this.config.gateway, next.gateway);
+    const config: GatewayConfig = { ...next, gateway: settings };
+    const plan = planReload(this.engineList, this.config.gateway, config);
+    const created = new Map<string, Engine>();
+    for (const slot of plan.slots) if ('create' in slot) created.set(slot.create.id, this.createEngine(slot.create, settings));
+    const started = await Promise.all([...created.values()].map(async (engine) => ({ engine, ok: await engine.start() })));
+    const failedRequired = started.filter((r) => !r.ok && r.engine.required).map((r) => r.engine);
+    if (failedRequired.length > 0) {
+      await Promise.all([...created.values()].map((engine) => engine.stop()));
+      throw new Error(`required engine(s) failed to start: ${failedRequired.map((e) => `${e.id} (${e.lastError ?? 'unknown error'})`).join(', ')}`);
+    }
+    // The switch itself is synchronous: a request sees either the old set or the new one.
+    for (const slot of plan.slots) if ('keep' in slot) slot.keep.retune(slot.config);
+    this.engineList = plan.slots.map((slot) => ('keep' in slot ? slot.keep : created.get(slot.create.id)!));
+    this.config = config;
+    this.capabilitySet = undefined;
+    this.knownAtDescribe = new Set();
+    for (const engine of plan.retire) this.retiring.add(engine);
+    void this.generations.advance().then(() => Promise.all(plan.retire.map(async (engine) => {
+      await engine.stop();
+      this.retiring.delete(engine);
+    })));
+    return { ...plan.summary, ignoredSettings: ignored };
+  }
+
+  private createEngine(engineConfig: GatewayConfig['engines'][number], settings = this.config.gateway): Engine {
+    return new Engine(engineConfig, settings, this.options.logger.child({ engine: engineConfig.id }), this.options.hooks);
   }
 }

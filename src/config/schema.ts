@@ -30,7 +30,18 @@ export const BreakerSettingsSchema = z.strictObject({
 });
 export type BreakerSettings = z.infer<typeof BreakerSettingsSchema>;
 
-const PartialBreakerSchema = BreakerSettingsSchema.partial();
+/**
+ * Breaker overrides with no defaults of their own: an engine that sets one key inherits the rest
+ * from the gateway section (`.partial()` would keep the field defaults and silently replace them).
+ */
+const PartialBreakerSchema = z.strictObject({
+  errorThresholdPercentage: z.number().min(1).max(100).optional(),
+  rollingWindowMs: positiveInt.optional(),
+  rollingBuckets: positiveInt.optional(),
+  volumeThreshold: positiveInt.optional(),
+  resetTimeoutMs: positiveInt.optional(),
+  maxResetTimeoutMs: positiveInt.optional(),
+});
 
 export const EngineSchema = z
   .looseObject({
@@ -136,8 +147,10 @@ export const GatewaySchema = z.strictObject({
       /** Retries always allowed per window, so a quiet gateway can still retry. */
       minPerWindow: nonNegativeInt.default(10),
       windowMs: positiveInt.default(10_000),
+      /** Base delay before a retry when the engine gave no retryAfterMs (jittered ×0.5–1.5). */
+      backoffMs: nonNegativeInt.default(50),
     })
-    .default({ budgetRatio: 0.1, minPerWindow: 10, windowMs: 10_000 }),
+    .default({ budgetRatio: 0.1, minPerWindow: 10, windowMs: 10_000, backoffMs: 50 }),
   /** method → engine id or ordered list of engine ids (routing of non-fusable methods). */
   routes: z.record(z.string(), RouteSchema).default({}),
   /** Write every index/add and index/delete to every writable engine. */
@@ -148,6 +161,10 @@ export const GatewaySchema = z.strictObject({
   /** Deepest per-engine rank federated pagination reads (§10); past it the result set ends. */
   pageMaxDepth: positiveInt.default(1_000),
   drainTimeoutMs: positiveInt.default(10_000),
+  /** Supervision: first delay before restarting / re-initializing an engine that is down; ×2 per failed attempt (±20 % jitter). */
+  restartDelayMs: positiveInt.default(200),
+  /** Cap on that delay. */
+  restartMaxDelayMs: positiveInt.default(30_000),
   logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   /** Put query text into request log lines (off: queries can carry personal data). */
   logQueries: z.boolean().default(false),

@@ -1,17 +1,34 @@
 /**
  * What the gateway advertises (§6, §16.4): derived from its engines, true for what it will do.
- * `retrieve` with the gateway's maxK and the union of engine modes; `catalog {engines}`;
- * `streaming`; and every routable capability (union) with metadata only where it holds for the
- * single engine routing resolves to.
+ *  - `retrieve` with the gateway's maxK and the union of engine modes (fused, §16.3);
+ *  - `catalog {engines}`, `streaming`, and `pagination` (federated cursors, §10);
+ *  - every routable capability (the union over the engines routing may pick for its methods),
+ *    with metadata only where it holds whichever of them serves a call: option lists are unions
+ *    (routing only picks an engine that lists the requested option, options.ts), limits are
+ *    minima, and a model's `identity`/`dimension` only when every candidate embeds with the same
+ *    model (otherwise clients learn per-engine details from `catalog/list`, §7.13);
+ *  - `graph` with the union of ops; `log`, `citations` and `x-<vendor>` keys when any engine has them.
+ * The gateway computes this once its engines are known; a session keeps the set it initialized
+ * with (§13.2): an engine that goes down later makes calls fail with -32010, it never shrinks it.
  */
+import { routeEngineIds } from '../config/schema.js';
 import type { Capabilities } from '../protocol/capabilities.js';
-import { stringArray } from '../protocol/capabilities.js';
+import { positiveInt, stringArray } from '../protocol/capabilities.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
 import type { Engine } from '../upstream/engine.js';
 import type { GatewaySettings } from '../config/schema.js';
 
-/** Capabilities routed to a single engine (not fused). */
-export const ROUTED_CAPABILITIES = ['embed', 'sparseEmbed', 'multiVector', 'rerank', 'transform', 'index', 'feedback', 'memory'] as const;
+/** Capabilities routed to a single engine (not fused), with the methods they gate (§7). */
+export const ROUTED_CAPABILITIES: Readonly<Record<string, readonly string[]>> = {
+  embed: ['embed'],
+  sparseEmbed: ['embed/sparse'],
+  multiVector: ['embed/multi'],
+  rerank: ['rerank'],
+  transform: ['query/transform'],
+  index: ['index/add', 'index/delete'],
+  feedback: ['feedback'],
+  memory: ['memory/build', 'memory/recall'],
+};
 
 export function deriveCapabilities(engines: readonly Engine[], settings: GatewaySettings): Capabilities {
   const known = engines.filter((engine) => engine.capabilities !== undefined);
@@ -24,50 +41,111 @@ export function deriveCapabilities(engines: readonly Engine[], settings: Gateway
     const retrieve: JsonObject = { maxK: settings.maxK };
     if (modes.size > 0) retrieve.modes = [...modes].sort();
     caps.retrieve = retrieve;
+    caps.pagination = {};
   }
   caps.catalog = { engines: engines.length };
   caps.streaming = {};
 
-  for (const key of ROUTED_CAPABILITIES) {
-    const providers = known.filter((engine) => engine.has(key));
+  for (const [key, methods] of Object.entries(ROUTED_CAPABILITIES)) {
+    const providers = routable(known, key, methods, settings);
     if (providers.length === 0) continue;
-    caps[key] = providers.length === 1 ? { ...providers[0]!.capabilities![key]! } : mergedMetadata(key, providers);
+    caps[key] = mergedMetadata(key, providers.map((engine) => engine.capabilities![key]!));
   }
 
   const graphEngines = known.filter((engine) => engine.has('graph'));
-  if (graphEngines.length > 0) {
-    const ops = new Set<string>();
-    for (const engine of graphEngines) for (const op of stringArray(engine.capabilities!.graph!.ops)) ops.add(op);
-    caps.graph = { ops: [...ops].sort() };
-  }
+  if (graphEngines.length > 0) caps.graph = { ops: union(graphEngines.map((engine) => engine.capabilities!.graph!), 'ops') };
   if (known.some((engine) => engine.has('log'))) caps.log = {};
-  for (const engine of known) {
-    for (const key of Object.keys(engine.capabilities!)) {
-      if (key.startsWith('x-') && !(key in caps)) caps[key] = {};
-    }
+  if (retrievers.some((engine) => engine.has('citations'))) caps.citations = {};
+  const vendorKeys = new Set<string>();
+  for (const engine of known) for (const key of Object.keys(engine.capabilities!)) if (key.startsWith('x-')) vendorKeys.add(key);
+  for (const key of [...vendorKeys].sort()) {
+    const providers = known.filter((engine) => engine.has(key));
+    caps[key] = providers.length === 1 ? { ...providers[0]!.capabilities![key]! } : {};
   }
   return caps;
 }
 
-/** Several providers: only metadata that is true whichever of them serves the call. */
-function mergedMetadata(key: string, providers: readonly Engine[]): JsonObject {
-  const values = providers.map((engine) => engine.capabilities![key]!);
-  if (key === 'rerank' || key === 'transform') {
-    const methods = new Set<string>();
-    for (const value of values) for (const m of stringArray(value.methods)) methods.add(m);
-    return { methods: [...methods].sort() };
+/**
+ * The engines routing may pick for a capability's methods: a configured route's engines when
+ * every method of the capability has one, else every engine advertising the capability.
+ */
+function routable(known: readonly Engine[], key: string, methods: readonly string[], settings: GatewaySettings): Engine[] {
+  const capable = known.filter((engine) => engine.has(key));
+  const routed = methods.map((method) => routeEngineIds(settings.routes[method]));
+  if (routed.some((ids) => ids === undefined)) return capable;
+  const ids = new Set(routed.flatMap((list) => list ?? []));
+  return capable.filter((engine) => ids.has(engine.id));
+}
+
+function union(values: readonly JsonObject[], listKey: string): string[] {
+  const out = new Set<string>();
+  for (const value of values) for (const item of stringArray(value[listKey])) out.add(item);
+  return [...out].sort();
+}
+
+function intersection(values: readonly JsonObject[], listKey: string): string[] | undefined {
+  if (values.some((value) => !Array.isArray(value[listKey]))) return undefined;
+  const [first, ...rest] = values.map((value) => stringArray(value[listKey]));
+  return first!.filter((item) => rest.every((list) => list.includes(item)));
+}
+
+/** The least of a positive limit every provider advertises (absent if any provider has none). */
+function minimum(values: readonly JsonObject[], key: string): number | undefined {
+  const limits = values.map((value) => positiveInt(value[key]));
+  return limits.every((limit) => limit !== undefined) ? Math.min(...(limits as number[])) : undefined;
+}
+
+/** A flag that holds for every provider. */
+function everyone(values: readonly JsonObject[], key: string): boolean {
+  return values.every((value) => value[key] === true);
+}
+
+/** Only metadata that is true whichever provider routing picks. */
+export function mergedMetadata(key: string, values: readonly JsonObject[]): JsonObject {
+  if (values.length === 1) return { ...values[0]! };
+  const out: JsonObject = {};
+  const set = (name: string, value: unknown): void => {
+    if (value !== undefined && value !== false) out[name] = value;
+  };
+  switch (key) {
+    case 'rerank':
+      out.methods = union(values, 'methods');
+      set('maxCandidates', minimum(values, 'maxCandidates'));
+      if (values.some((value) => Array.isArray(value.models))) out.models = union(values, 'models');
+      return out;
+    case 'transform':
+      return { methods: union(values, 'methods') };
+    case 'memory':
+      out.scopes = union(values, 'scopes');
+      set('clues', everyone(values, 'clues'));
+      return out;
+    case 'index': {
+      const writers = values.filter((value) => value.writable === true);
+      out.writable = writers.length > 0;
+      // Chunking / contextual hold only if every engine a write may reach offers them.
+      set('chunking', writers.length > 0 && everyone(writers, 'chunking'));
+      set('contextual', writers.length > 0 && everyone(writers, 'contextual'));
+      return out;
+    }
+    case 'embed':
+    case 'sparseEmbed':
+    case 'multiVector': {
+      // §15.7: a model's identity/dimension only when every candidate uses the same model.
+      const first = values[0]!;
+      const sameModel = typeof first.identity === 'string'
+        && values.every((value) => value.identity === first.identity && value.dimension === first.dimension);
+      if (!sameModel) return {};
+      set('identity', first.identity);
+      set('dimension', first.dimension);
+      set('vocabulary', values.every((value) => value.vocabulary === first.vocabulary) ? first.vocabulary : undefined);
+      set('similarity', values.every((value) => value.similarity === first.similarity) ? first.similarity : undefined);
+      set('normalized', everyone(values, 'normalized'));
+      set('batchLimit', minimum(values, 'batchLimit'));
+      set('modalities', intersection(values, 'modalities'));
+      set('encodings', intersection(values, 'encodings'));
+      return out;
+    }
+    default:
+      return {};
   }
-  if (key === 'index') {
-    return { writable: values.some((value) => value.writable === true) };
-  }
-  if (key === 'memory') {
-    const scopes = new Set<string>();
-    for (const value of values) for (const s of stringArray(value.scopes)) scopes.add(s);
-    return { scopes: [...scopes].sort() };
-  }
-  // embed / sparseEmbed / multiVector: dimension and identity hold only when every provider agrees
-  // (routing may resolve to any of them; mixed embedding spaces must never be implied, §15.7).
-  const first = values[0]!;
-  const same = values.every((value) => value.identity === first.identity && value.dimension === first.dimension);
-  return same ? { ...first } : {};
 }

@@ -6,6 +6,7 @@ import type { GatewaySettings } from '../config/schema.js';
 import type { Logger } from '../observability/log.js';
 import type { ResilienceHooks } from '../observability/hooks.js';
 import type { Engine } from '../upstream/engine.js';
+import type { RetryBudget } from '../upstream/retry.js';
 
 export interface FederationHooks extends ResilienceHooks {
   onLeg?: (engine: string, method: string, code: number, durationMs: number) => void;
@@ -21,6 +22,8 @@ export interface FederationContext {
   /** The gateway's identity for loop detection (§16.2). */
   identity: string;
   hooks: FederationHooks;
+  /** The gateway-wide retry budget (src/upstream/retry.ts); absent = no retries. */
+  retryBudget?: RetryBudget;
 }
 
 export interface DegradedEntry {

@@ -11,6 +11,8 @@ import { UpstreamError } from '../upstream/errors.js';
 import type { Engine } from '../upstream/engine.js';
 import type { DegradedEntry, FederationContext } from './context.js';
 import { traceContext } from './trace.js';
+import { withRetry } from '../upstream/retry.js';
+import { retryGuard } from './retrying.js';
 
 export interface LegSuccess {
   engine: Engine;
@@ -25,6 +27,8 @@ export interface FanoutOutcome {
   successes: LegSuccess[];
   failures: LegFailure[];
   traceId: string;
+  /** What the resilience layers did on the way (retries), for `usage.notes`. */
+  notes: string[];
 }
 
 export interface FanoutPlan {
@@ -33,8 +37,11 @@ export interface FanoutPlan {
   /** Per-engine params (without `_meta`; the fan-out adds it). */
   paramsFor: (engine: Engine) => JsonObject;
   onLegProgress?: (engine: Engine, frame: JsonObject) => void;
-  onLegDone?: (engine: Engine, ok: boolean, reason?: string) => void;
+  /** A leg finished; `result` is its answer when it succeeded (for running partial fusion, §9). */
+  onLegDone?: (engine: Engine, ok: boolean, reason?: string, result?: JsonObject) => void;
   onLegLog?: (engine: Engine, frame: JsonObject) => void;
+  /** Shape check of an answer, run inside the engine's breaker (a malformed answer is an engine fault). */
+  validate?: (result: JsonObject) => void;
 }
 
 /** §16.2: the federation path/depth to forward, or why forwarding is not allowed. */
@@ -56,6 +63,7 @@ export async function fanout(plan: FanoutPlan, ctx: CallContext, fed: Federation
   const reserve = fed.settings.deadlineReserveMs;
   const successes: LegSuccess[] = [];
   const failures: LegFailure[] = [];
+  const notes: string[] = [];
   fed.hooks.onFanout?.(plan.method, plan.engines.length);
 
   await Promise.all(plan.engines.map(async (engine) => {
@@ -69,27 +77,34 @@ export async function fanout(plan: FanoutPlan, ctx: CallContext, fed: Federation
     }
     const base = plan.paramsFor(engine);
     const callerMeta = isJsonObject(base._meta) ? base._meta : {};
-    const params: JsonObject = {
-      ...base,
-      _meta: {
-        ...callerMeta,
-        // §16.2: forward a strictly smaller remaining budget, reserving time for our own fusion.
-        deadlineMs: Math.max(1, Math.floor(remaining) - 1),
-        federation: forward,
-        traceId: trace.traceId,
-      },
-    };
-    try {
-      const result = await engine.call(plan.method, params, {
+    // One attempt with the budget left at the moment it is sent (a retry gets less, §16.2).
+    const attempt = (): Promise<JsonObject> => {
+      const left = ctx.deadlineAt - performance.now() - reserve;
+      if (left <= 0) return Promise.reject(new UpstreamError('timeout', 'no time left before the deadline'));
+      const params: JsonObject = {
+        ...base,
+        _meta: {
+          ...callerMeta,
+          // §16.2: forward a strictly smaller remaining budget, reserving time for our own fusion.
+          deadlineMs: Math.max(1, Math.floor(left) - 1),
+          federation: forward,
+          traceId: trace.traceId,
+        },
+      };
+      return engine.call(plan.method, params, {
         signal: ctx.signal,
-        timeoutMs: Math.floor(remaining),
+        timeoutMs: Math.floor(left),
         headers: { traceparent: trace.traceparent },
         onProgress: plan.onLegProgress ? (frame) => plan.onLegProgress!(engine, frame) : undefined,
         onLog: plan.onLegLog ? (frame) => plan.onLegLog!(engine, frame) : undefined,
+        validate: plan.validate,
       });
+    };
+    try {
+      const result = await withRetry(attempt, retryGuard(plan.method, engine, ctx, fed, notes));
       successes.push({ engine, result });
       fed.hooks.onLeg?.(engine.id, plan.method, 0, performance.now() - started);
-      plan.onLegDone?.(engine, true);
+      plan.onLegDone?.(engine, true, undefined, result);
     } catch (err) {
       const error = err instanceof UpstreamError ? err : new UpstreamError('malformed', (err as Error).message);
       const failure = failureOf(engine, error, ctx);
@@ -98,7 +113,7 @@ export async function fanout(plan: FanoutPlan, ctx: CallContext, fed: Federation
       plan.onLegDone?.(engine, false, failure.reason);
     }
   }));
-  return { successes, failures, traceId: trace.traceId };
+  return { successes, failures, traceId: trace.traceId, notes };
 }
 
 /** Classify a failed leg for `_meta.degraded` (engine id + code + reason). */
@@ -111,6 +126,8 @@ export function failureOf(engine: Engine, error: UpstreamError, ctx: CallContext
       reason = 'deadline';
       code = ErrorCode.Timeout;
     } else if (why) reason = why;
+  } else if (error.cancelledByEngine) {
+    reason = 'engine-cancelled'; // the engine gave up on its own: this leg failed (noted), not the call
   } else if (error.reason === 'remote-error' && error.remote) {
     reason = `engine-error`;
   }

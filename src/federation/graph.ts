@@ -1,7 +1,9 @@
 /**
- * Federated `graph` (§7.9, §16.4): ops that return hits (`local`, `drift`) fan out to engines
- * advertising that op and are fused like `retrieve` (drift `followups` merged, deduplicated);
- * other ops (`global`, `communities`, `neighbors`) route to one engine.
+ * Federated `graph` (§7.9, §16.4): ops that return hits (`local`, `drift`) fan out to the engines
+ * advertising that op and are fused like `retrieve` (same strategies, dedup and pagination;
+ * drift `followups` merged and deduplicated); the other ops (`global`, `communities`,
+ * `neighbors`) return one engine's view of its own graph and route to one engine (routing.ts),
+ * as does any op sent to an engine the client names.
  */
 import { ErrorCode, RcpError } from '../protocol/errors.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
@@ -9,49 +11,69 @@ import { GraphParamsSchema, parseParams } from '../protocol/params.js';
 import { stringArray } from '../protocol/capabilities.js';
 import type { CallContext } from '../server/service.js';
 import { toClientError, UpstreamError } from '../upstream/errors.js';
+import type { Engine } from '../upstream/engine.js';
 import type { FederationContext } from './context.js';
 import { fanout, failureOf, onPath } from './fanout.js';
-import { fuse } from './fusion/fuse.js';
 import type { RankedList } from './fusion/types.js';
+import { pagedLeg, resumeFrom, servePage, type PagedLeg } from './pages.js';
 import { stripGatewayMeta } from './retrieve.js';
 import { routeToOne } from './routing.js';
-import { sanitizeHits } from './sanitize.js';
-import { gatewayOptions } from './vendor.js';
+import { sanitizeHits, requireHitsArray } from './sanitize.js';
+import { allowedEngines, gatewayOptions } from './vendor.js';
 
 const HIT_OPS = new Set(['local', 'drift']);
 
 export async function federatedGraph(rawParams: JsonObject, ctx: CallContext, fed: FederationContext): Promise<JsonObject> {
   const params = parseParams(GraphParamsSchema, rawParams);
-  if (!HIT_OPS.has(params.op)) return routeToOne('graph', rawParams, ctx, fed);
-  const options = gatewayOptions(rawParams, fed.settings);
-  if (options.engine !== undefined) return routeToOne('graph', rawParams, ctx, fed);
+  const options = gatewayOptions(rawParams, fed.settings, { method: 'graph', headers: ctx.headers });
+  if (!HIT_OPS.has(params.op) || options.engine !== undefined) return routeToOne('graph', rawParams, ctx, fed);
+  const resume = resumeFrom('graph', rawParams, fed);
   const k = Math.min(params.k ?? 10, fed.settings.maxK);
   const path = ctx.meta.federation?.path ?? [];
+  const allowed = allowedEngines(options, fed.settings, 'graph', fed.engines);
   const engines = fed.engines.filter((engine) =>
     engine.capabilities !== undefined && stringArray(engine.capabilities.graph?.ops).includes(params.op) && !onPath(engine, path)
-    && (options.engines === undefined || options.engines.includes(engine.id)));
+    && (allowed === undefined || allowed.has(engine.id)) && (resume === undefined || resume.engines.includes(engine.id)));
   if (engines.length === 0) throw RcpError.optionUnsupported('op', `no engine advertises graph op "${params.op}"`);
-  const legK = Math.ceil(k * fed.settings.fusionHeadroom);
+
+  const firstK = Math.ceil(k * fed.settings.fusionHeadroom);
+  const legs = new Map<Engine, PagedLeg & { k: number }>();
+  for (const engine of engines) {
+    // `graph` has no advertised k limit: an engine that clamps answers short, which ends its list.
+    const cap = fed.settings.pageMaxDepth;
+    legs.set(engine, { engine, ...pagedLeg(resume, engine.id, firstK, cap, cap) });
+  }
   const outbound = stripGatewayMeta(rawParams);
-  const outcome = await fanout({ method: 'graph', engines, paramsFor: () => ({ ...outbound, k: legK }) }, ctx, fed);
+  const paramsFor = (engine: Engine, legK: number, cursor: string | undefined): JsonObject => {
+    const out: JsonObject = { ...outbound, k: legK };
+    if (cursor !== undefined) out.cursor = cursor;
+    else delete out.cursor; // the engines' cursors live inside the gateway's own cursor
+    return out;
+  };
+  const outcome = await fanout({
+    method: 'graph', engines, paramsFor: (engine) => paramsFor(engine, legs.get(engine)!.k, undefined), validate: requireHitsArray,
+  }, ctx, fed);
 
   const lists: RankedList[] = [];
+  const firstAnswers = new Map<string, { result: JsonObject; asked: number }>();
   const failures = [...outcome.failures];
-  const notes: string[] = [];
+  const notes: string[] = [...outcome.notes];
   const followups: string[] = [];
   const seenFollowups = new Set<string>();
-  for (const success of outcome.successes) {
-    const clean = sanitizeHits(success.result, legK);
+  for (const success of [...outcome.successes].sort((a, b) => (a.engine.id < b.engine.id ? -1 : 1))) {
+    const asked = legs.get(success.engine)!.k;
+    const clean = sanitizeHits(success.result, asked);
     if ('error' in clean) {
       failures.push(failureOf(success.engine, new UpstreamError('malformed', clean.error), ctx));
       continue;
     }
     for (const problem of clean.problems) notes.push(`engine ${success.engine.id}: ${problem}`);
-    lists.push({ engine: success.engine.id, weight: success.engine.weight, hits: clean.hits });
+    lists.push({ engine: success.engine.id, weight: options.weights[success.engine.id] ?? success.engine.weight, hits: clean.hits });
+    firstAnswers.set(success.engine.id, { result: success.result, asked });
     if (params.op === 'drift' && Array.isArray(success.result.followups)) {
       for (const followup of success.result.followups) {
         if (typeof followup !== 'string') continue;
-        const key = followup.trim().toLowerCase();
+        const key = followup.trim().toLowerCase().replace(/\s+/g, ' ');
         if (key.length === 0 || seenFollowups.has(key)) continue;
         seenFollowups.add(key);
         followups.push(followup);
@@ -67,13 +89,16 @@ export async function federatedGraph(rawParams: JsonObject, ctx: CallContext, fe
   if (lists.length === 0) {
     throw new RcpError(ErrorCode.BackendUnavailable, 'every engine failed', { retryable: true, engines: degraded });
   }
-  lists.sort((a, b) => (a.engine < b.engine ? -1 : 1));
-  const fused = fuse(lists, 'rrf', { k, rrfK: options.rrfK, dedup: options.dedup });
+  const page = await servePage({
+    method: 'graph', params: rawParams, k, options, lists, firstAnswers, legs: [...legs.values()], resume, paramsFor,
+  }, ctx, fed);
+  notes.push(...page.notes);
   const result: JsonObject = {
-    hits: fused.hits,
-    _meta: { engines: lists.map((l) => l.engine), ...(degraded.length > 0 ? { degraded } : {}), fusion: 'rrf', traceId: outcome.traceId },
+    hits: page.hits,
+    _meta: { engines: lists.map((l) => l.engine), ...(degraded.length > 0 ? { degraded } : {}), fusion: page.method, traceId: outcome.traceId },
   };
   if (params.op === 'drift') result.followups = followups;
+  if (page.nextCursor !== undefined) result.nextCursor = page.nextCursor;
   if (notes.length > 0) result.usage = { notes };
   return result;
 }

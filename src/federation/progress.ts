@@ -6,13 +6,21 @@
  * Frames are coalesced to a bounded rate so a chatty engine cannot flood the client.
  */
 import type { JsonObject } from '../protocol/jsonrpc.js';
-import type { ProgressUpdate } from '../server/service.js';
+import type { CallContext, ProgressUpdate } from '../server/service.js';
 
 interface Leg {
   weight: number;
   progress: number;
   done: boolean;
 }
+
+/**
+ * A leg still running counts for at most this share of its weight, whatever it reports: an
+ * engine saying 1.0 has not answered yet, and 1.0 overall means every leg is done.
+ */
+const RUNNING_CEILING = 0.95;
+const MAX_STAGE_CHARS = 32;
+const MAX_MESSAGE_CHARS = 200;
 
 export class ProgressRelay {
   private readonly legs = new Map<string, Leg>();
@@ -44,15 +52,21 @@ export class ProgressRelay {
     this.minIntervalMs = 1000 / Math.max(1, framesPerSecond);
   }
 
-  /** An upstream progress frame for `engine` (already matched to that leg's token). */
-  legProgress(engine: string, frame: JsonObject): void {
-    const leg = this.legs.get(engine);
+  /**
+   * An upstream progress frame for leg `key` (already matched to that leg's own token, so the
+   * engine's token never reaches the client). `engine` names it in the message (default: key).
+   */
+  legProgress(key: string, frame: JsonObject, engine = key): void {
+    const leg = this.legs.get(key);
     if (!leg || leg.done || this.finished) return;
-    const value = typeof frame.progress === 'number' && Number.isFinite(frame.progress) ? Math.min(1, Math.max(0, frame.progress)) : leg.progress;
+    const value = typeof frame.progress === 'number' && Number.isFinite(frame.progress)
+      ? Math.min(RUNNING_CEILING, Math.max(0, frame.progress))
+      : leg.progress;
     // Per leg, too, progress never goes backwards.
     if (value > leg.progress) leg.progress = value;
-    const stage = typeof frame.stage === 'string' ? frame.stage : 'recall';
-    const detail = typeof frame.message === 'string' ? `: ${frame.message.slice(0, 200)}` : '';
+    // Upstream text is untrusted: bounded, and the stage a short label (§9 pipeline stages).
+    const stage = typeof frame.stage === 'string' && frame.stage.length > 0 ? frame.stage.slice(0, MAX_STAGE_CHARS) : 'recall';
+    const detail = typeof frame.message === 'string' ? `: ${frame.message.slice(0, MAX_MESSAGE_CHARS)}` : '';
     this.offer({ stage, message: `${stage} from engine ${engine}${detail}` }, false);
   }
 
@@ -83,15 +97,16 @@ export class ProgressRelay {
   private aggregate(): number {
     let sum = 0;
     for (const leg of this.legs.values()) sum += leg.weight * leg.progress;
-    const value = sum / this.totalWeight;
+    // Four decimals are plenty for a progress bar and keep float noise off the wire.
+    const value = Math.round((sum / this.totalWeight) * 10_000) / 10_000;
     return Math.min(1, Math.max(this.lastEmitted, value));
   }
 
   private offer(update: ProgressUpdate, withPartial: boolean): void {
-    // Keep the newest stage text; partial hits are recomputed at send time so they are current.
-    const merged: ProgressUpdate = { ...update };
-    if (withPartial || this.pending?.partial) merged.partial = {};
-    this.pending = merged;
+    // Coalescing keeps the newest text, except that a waiting leg-done frame ("n of m engines
+    // answered") outranks an engine's stage text, so the words always describe `partial.hits`.
+    // The aggregate and partial hits are computed at send time, so they are current either way.
+    if (withPartial || !this.pending?.partial) this.pending = withPartial ? { ...update, partial: {} } : { ...update };
     const now = performance.now();
     const wait = this.lastSentAt + this.minIntervalMs - now;
     if (wait <= 0) this.flush();
@@ -116,4 +131,40 @@ export class ProgressRelay {
     this.frames++;
     this.emit(frame);
   }
+}
+
+/**
+ * Progress of a call served by one engine (routed methods, §9): never backwards, and at most
+ * `framesPerSecond` frames, the newest kept while waiting. A frame still waiting when the answer
+ * leaves is dropped by the session (nothing follows the final response), so no flush is needed.
+ */
+export function boundedProgress(emit: (update: ProgressUpdate) => void, framesPerSecond: number): (update: ProgressUpdate) => void {
+  const minIntervalMs = 1000 / Math.max(1, framesPerSecond);
+  let lastSentAt = -Infinity;
+  let high: number | undefined;
+  let pending: ProgressUpdate | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const flush = (): void => {
+    timer = undefined;
+    if (!pending) return;
+    const update = pending;
+    pending = undefined;
+    lastSentAt = performance.now();
+    emit(update);
+  };
+  return (update) => {
+    if (update.progress !== undefined) high = Math.max(high ?? 0, update.progress);
+    pending = high === undefined ? { ...update } : { ...update, progress: high };
+    const wait = lastSentAt + minIntervalMs - performance.now();
+    if (wait <= 0) flush();
+    else if (!timer) {
+      timer = setTimeout(flush, wait);
+      timer.unref?.();
+    }
+  };
+}
+
+/** `ctx` with its progress sink bounded as above (unchanged when the client asked for none). */
+export function withBoundedProgress(ctx: CallContext, framesPerSecond: number): CallContext {
+  return ctx.progress ? { ...ctx, progress: boundedProgress(ctx.progress, framesPerSecond) } : ctx;
 }

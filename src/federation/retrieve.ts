@@ -14,8 +14,9 @@ import { fanout, failureOf, onPath, type LegFailure } from './fanout.js';
 import { fuse } from './fusion/fuse.js';
 import type { FusionMethod, RankedList } from './fusion/types.js';
 import { ProgressRelay } from './progress.js';
-import { sanitizeHits } from './sanitize.js';
-import { gatewayOptions } from './vendor.js';
+import { sanitizeHits, requireHitsArray } from './sanitize.js';
+import { pagedLeg, resumeFrom, servePage, type PagedLeg } from './pages.js';
+import { allowedEngines, gatewayOptions } from './vendor.js';
 
 const DEFAULT_K = 10;
 
@@ -34,8 +35,8 @@ export function validateRetrieve(params: JsonObject, maxK: number): RetrievePara
   return { ...parsed, k };
 }
 
-interface Leg {
-  engine: Engine;
+interface Leg extends PagedLeg {
+  /** What the first call asks this engine for. */
   k: number;
   dropMode: boolean;
 }
@@ -43,7 +44,10 @@ interface Leg {
 export async function federatedRetrieve(rawParams: JsonObject, ctx: CallContext, fed: FederationContext): Promise<JsonObject> {
   const started = performance.now();
   const params = validateRetrieve(rawParams, fed.settings.maxK);
-  const options = gatewayOptions(rawParams, fed.settings);
+  const options = gatewayOptions(rawParams, fed.settings, { method: 'retrieve', headers: ctx.headers });
+  // §10: a gateway cursor pins the engine set and window of the first page (pages.ts).
+  const resume = resumeFrom('retrieve', rawParams, fed);
+  const allowed = allowedEngines(options, fed.settings, 'retrieve', fed.engines);
   const notes: string[] = [];
   const degraded: DegradedEntry[] = [];
   const strict = params.strict ?? true;
@@ -57,7 +61,8 @@ export async function federatedRetrieve(rawParams: JsonObject, ctx: CallContext,
   }
   const path = ctx.meta.federation?.path ?? [];
 
-  const candidates = fed.engines.filter((engine) => options.engines === undefined || options.engines.includes(engine.id));
+  const candidates = fed.engines.filter((engine) => (allowed === undefined || allowed.has(engine.id))
+    && (resume === undefined || resume.engines.includes(engine.id)));
   const legs: Leg[] = [];
   const skippedFailures: LegFailure[] = [];
   let modeSkips = 0;
@@ -93,7 +98,8 @@ export async function federatedRetrieve(rawParams: JsonObject, ctx: CallContext,
     if (topN !== undefined) legK = Math.min(legK, topN);
     const engineMax = positiveInt(cap.maxK);
     if (engineMax !== undefined) legK = Math.min(legK, engineMax);
-    legs.push({ engine, k: Math.max(1, legK), dropMode });
+    const callCap = Math.min(topN ?? Infinity, engineMax ?? Infinity, fed.settings.pageMaxDepth);
+    legs.push({ engine, ...pagedLeg(resume, engine.id, Math.max(1, legK), callCap, fed.settings.pageMaxDepth), dropMode });
   }
 
   if (legs.length === 0 && skippedFailures.length === 0) {
@@ -103,6 +109,22 @@ export async function federatedRetrieve(rawParams: JsonObject, ctx: CallContext,
 
   const legByEngine = new Map(legs.map((leg) => [leg.engine, leg]));
   const lists: RankedList[] = [];
+  // Each answer is sanitized once, as its leg finishes, so progress frames can carry the running
+  // fusion of the engines that have answered so far (§9 `partial.hits`; the final answer rules).
+  const cleaned = new Map<Engine, ReturnType<typeof sanitizeHits>>();
+  const cleanOf = (engine: Engine, result: JsonObject): ReturnType<typeof sanitizeHits> => {
+    let clean = cleaned.get(engine);
+    if (!clean) {
+      clean = sanitizeHits(result, legByEngine.get(engine)!.k);
+      cleaned.set(engine, clean);
+    }
+    return clean;
+  };
+  const listOf = (engine: Engine, hits: RankedList['hits']): RankedList => {
+    const floor = finiteNumber(engine.capabilities?.retrieve?.scoreFloor);
+    return { engine: engine.id, weight: options.weights[engine.id] ?? engine.weight, hits, ...(floor !== undefined ? { scoreFloor: floor } : {}) };
+  };
+  const answeredSoFar: RankedList[] = [];
   const relay = ctx.progress
     ? new ProgressRelay(
         (update) => {
@@ -111,42 +133,49 @@ export async function federatedRetrieve(rawParams: JsonObject, ctx: CallContext,
         },
         legs.map((leg) => ({ engine: leg.engine.id, weight: leg.engine.weight })),
         fed.settings.progressFramesPerSecond,
-        () => fuse(lists, options.fusion, { k: params.k, rrfK: options.rrfK, dedup: options.dedup }).hits,
+        () => fuse(byEngineId(answeredSoFar), options.fusion, { k: params.k, rrfK: options.rrfK, dedup: options.dedup }).hits,
       )
     : undefined;
 
   const forwardParams = stripGatewayMeta(rawParams);
   let totalCandidates = 0;
+  const paramsFor = (engine: Engine, legK: number, cursor: string | undefined): JsonObject => {
+    const out: JsonObject = { ...forwardParams, k: legK };
+    if (legByEngine.get(engine)?.dropMode) delete out.mode;
+    if (cursor !== undefined) out.cursor = cursor;
+    else delete out.cursor; // engine cursors live inside the gateway's own cursor
+    return out;
+  };
   const outcome = await fanout({
     method: 'retrieve',
     engines: legs.map((leg) => leg.engine),
-    paramsFor: (engine) => {
-      const leg = legByEngine.get(engine)!;
-      const out: JsonObject = { ...forwardParams, k: leg.k };
-      if (leg.dropMode) delete out.mode;
-      delete out.cursor; // engine cursors live inside the gateway's own cursor
-      return out;
-    },
+    paramsFor: (engine) => paramsFor(engine, legByEngine.get(engine)!.k, undefined),
     onLegProgress: relay ? (engine, frame) => relay.legProgress(engine.id, frame) : undefined,
-    onLegDone: (engine, ok, reason) => {
-      relay?.legDone(engine.id, ok, reason);
+    onLegDone: (engine, ok, reason, result) => {
+      if (!relay) return;
+      if (ok && result) {
+        const clean = cleanOf(engine, result);
+        if ('error' in clean) return relay.legDone(engine.id, false, 'malformed');
+        answeredSoFar.push(listOf(engine, clean.hits));
+      }
+      relay.legDone(engine.id, ok, reason);
     },
     onLegLog: ctx.log ? (engine, frame) => relayLog(ctx, engine.id, frame) : undefined,
+    validate: requireHitsArray,
   }, ctx, fed);
   relay?.finish();
+  notes.push(...outcome.notes);
 
   const failures = [...skippedFailures, ...outcome.failures];
   for (const success of outcome.successes) {
-    const leg = legByEngine.get(success.engine)!;
-    const clean = sanitizeHits(success.result, leg.k);
+    const clean = cleanOf(success.engine, success.result);
     if ('error' in clean) {
       failures.push(failureOf(success.engine, new UpstreamError('malformed', clean.error), ctx));
       continue;
     }
     for (const problem of clean.problems) notes.push(`engine ${success.engine.id}: ${problem}`);
     totalCandidates += clean.hits.length;
-    const floor = finiteNumber(success.engine.capabilities?.retrieve?.scoreFloor);
-    lists.push({ engine: success.engine.id, weight: success.engine.weight, hits: clean.hits, ...(floor !== undefined ? { scoreFloor: floor } : {}) });
+    lists.push(listOf(success.engine, clean.hits));
   }
 
   for (const failure of failures) {
@@ -163,18 +192,21 @@ export async function federatedRetrieve(rawParams: JsonObject, ctx: CallContext,
     // §16.2: "nothing answered" is -32010, never an empty success; all timed out → -32014 (§13.1).
     throw new RcpError(allDeadline ? ErrorCode.Timeout : ErrorCode.BackendUnavailable,
       allDeadline ? 'no engine answered before the deadline' : 'every engine failed',
-      { retryable: true, engines: degraded.map((d) => ({ engine: d.engine, code: d.code, reason: d.reason })) });
+      { retryable: true, deadlineMs: ctx.deadlineMs, engines: degraded.map((d) => ({ engine: d.engine, code: d.code, reason: d.reason })) });
   }
 
   // Stable list order (by engine id) so fusion never depends on arrival order (§16.3).
-  lists.sort((a, b) => (a.engine < b.engine ? -1 : a.engine > b.engine ? 1 : 0));
-  const fused = fuse(lists, options.fusion, { k: params.k, rrfK: options.rrfK, dedup: options.dedup });
+  lists.sort(byEngineIdOrder);
+  // The page of the fused result (the first page is the plain fusion's top k) and its cursor.
+  const firstAnswers = new Map(outcome.successes.map((s) => [s.engine.id, { result: s.result, asked: legByEngine.get(s.engine)!.k }]));
+  const fused = await servePage({ method: 'retrieve', params: rawParams, k: params.k, options, lists, firstAnswers, legs, resume, paramsFor }, ctx, fed);
   notes.push(...fused.notes);
 
   const usage: JsonObject = { candidates: totalCandidates, latencyMs: Math.round(performance.now() - started) };
   if (notes.length > 0) usage.notes = notes;
   return {
     hits: fused.hits,
+    ...(fused.nextCursor !== undefined ? { nextCursor: fused.nextCursor } : {}),
     usage,
     _meta: {
       engines: lists.map((list) => list.engine),
@@ -184,6 +216,15 @@ export async function federatedRetrieve(rawParams: JsonObject, ctx: CallContext,
       deadlineMs: ctx.deadlineMs,
     },
   };
+}
+
+/** Lists in engine-id order, so fusion never depends on the order engines answered in (§16.3). */
+function byEngineIdOrder(a: RankedList, b: RankedList): number {
+  return a.engine < b.engine ? -1 : a.engine > b.engine ? 1 : 0;
+}
+
+function byEngineId(lists: readonly RankedList[]): RankedList[] {
+  return [...lists].sort(byEngineIdOrder);
 }
 
 /**

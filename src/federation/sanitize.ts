@@ -5,6 +5,7 @@
  * fields of the wrong JSON type are dropped so nothing invalid reaches the client.
  */
 import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
+import { UpstreamError } from '../upstream/errors.js';
 import type { EngineHit } from './fusion/types.js';
 
 export interface SanitizedList {
@@ -77,4 +78,13 @@ function cleanHit(item: JsonObject, id: string | number, score: number): EngineH
 
 function isUnit(value: unknown): boolean {
   return typeof value === 'number' && value >= 0 && value <= 1;
+}
+
+/**
+ * The one shape fault that voids a whole hit-list answer: `hits` missing or not an array. Run
+ * inside the engine's breaker (FanoutPlan.validate) so it counts as an engine fault; individual
+ * bad hits are sanitized later with a note instead.
+ */
+export function requireHitsArray(result: JsonObject): void {
+  if (!Array.isArray(result.hits)) throw new UpstreamError('malformed', '`hits` is not an array');
 }

@@ -72,10 +72,21 @@ export function gatewayOptions(params: JsonObject, settings: GatewaySettings, co
   };
 }
 
-/** The fan-out set a request and its route allow (undefined = every engine). */
-export function allowedEngines(options: GatewayOptions, settings: GatewaySettings, method: string): Set<string> | undefined {
-  if (options.engine !== undefined) return new Set([options.engine]);
-  if (options.engines !== undefined) return new Set(options.engines);
+/**
+ * The fan-out set a request and its route allow (undefined = every engine). Engine ids the
+ * request names must exist (-32602).
+ */
+export function allowedEngines(options: GatewayOptions, settings: GatewaySettings, method: string, known: readonly { id: string }[]): Set<string> | undefined {
+  const ids = new Set(known.map((engine) => engine.id));
+  if (options.engine !== undefined) {
+    if (!ids.has(options.engine)) throw RcpError.invalidParams(`_meta.${VENDOR_KEY}.engine`, `unknown engine "${options.engine}"`);
+    return new Set([options.engine]);
+  }
+  if (options.engines !== undefined) {
+    const unknown = options.engines.find((id) => !ids.has(id));
+    if (unknown !== undefined) throw RcpError.invalidParams(`_meta.${VENDOR_KEY}.engines`, `unknown engine "${unknown}"`);
+    return new Set(options.engines);
+  }
   const routed = routeEngineIds(settings.routes[method]);
   return routed !== undefined ? new Set(routed) : undefined;
 }

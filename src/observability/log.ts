@@ -1,30 +1,52 @@
 /**
  * Structured logs (pino) — always to stderr, so stdout stays protocol-only in stdio mode (§5.1).
- * Secrets and Authorization headers are redacted.
+ * JSON lines by default; human-readable (pino-pretty) when stderr is a terminal. Secrets and
+ * Authorization headers are redacted wherever they could appear in a logged object.
  */
 import pino, { type Logger } from 'pino';
 
 export type { Logger };
 
+export type LogFormat = 'json' | 'pretty';
+
 export interface LogOptions {
   level: string;
+  /** Default: `pretty` when stderr is a TTY, else `json`; `RCPGW_LOG_FORMAT=json|pretty` overrides. */
+  format?: LogFormat;
 }
 
+/** Header names are matched in both spellings a config or a transport may use. */
+const SECRET_HEADERS = ['authorization', 'Authorization', 'cookie', 'Cookie', '["proxy-authorization"]', '["Proxy-Authorization"]', '["x-api-key"]'];
+
 export const REDACT_PATHS = [
-  'headers.authorization', 'headers.cookie', 'headers["proxy-authorization"]',
-  '*.headers.authorization', 'config.gateway.cursorSecret', 'cursorSecret', '*.env',
+  ...SECRET_HEADERS.flatMap((h) => {
+    const member = h.startsWith('[') ? h : `.${h}`;
+    return [`headers${member}`, `*.headers${member}`, `engines[*].headers${member}`, `config.engines[*].headers${member}`];
+  }),
+  'config.gateway.cursorSecret', 'gateway.cursorSecret', 'cursorSecret', 'env', '*.env', 'engines[*].env', 'config.engines[*].env',
 ];
 
+export function logFormat(explicit?: LogFormat): LogFormat {
+  const env = process.env.RCPGW_LOG_FORMAT;
+  if (env === 'json' || env === 'pretty') return env;
+  return explicit ?? (process.stderr.isTTY ? 'pretty' : 'json');
+}
+
 export function createLogger(options: LogOptions): Logger {
-  return pino(
-    {
-      level: options.level,
-      base: { svc: 'rcp-gateway' },
-      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-      timestamp: pino.stdTimeFunctions.isoTime,
-    },
-    pino.destination({ fd: 2, sync: false }),
-  );
+  const base = {
+    level: options.level,
+    base: { svc: 'rcp-gateway' },
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+  };
+  if (logFormat(options.format) === 'pretty') {
+    // pino-pretty runs in pino's transport worker; it still writes to stderr (fd 2).
+    return pino(base, pino.transport({
+      target: 'pino-pretty',
+      options: { destination: 2, colorize: Boolean(process.stderr.isTTY) && process.env.NO_COLOR === undefined, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,svc' },
+    }));
+  }
+  return pino(base, pino.destination({ fd: 2, sync: false }));
 }
 
 /** A logger that drops everything (tests, library use). */

@@ -5,7 +5,9 @@
  * engine object is kept (connections, breaker state, status survive); anything else is a new
  * engine, and the old object (if any) is retired. Pure: no engine is touched here.
  */
-import type { EngineConfig, GatewayConfig, GatewaySettings } from '../config/schema.js';
+import { BreakerSettingsSchema, type EngineConfig, type GatewayConfig, type GatewaySettings } from '../config/schema.js';
+
+const BREAKER_DEFAULTS = BreakerSettingsSchema.parse({});
 
 /** The part of an engine (real or test double) the planner reads. */
 export interface PlannedEngine {
@@ -44,7 +46,7 @@ export function connectionSettings(engine: EngineConfig, settings: GatewaySettin
     maxConcurrent: engine.maxConcurrent ?? settings.maxConcurrentPerEngine,
     maxQueue: engine.maxQueue ?? settings.maxQueuePerEngine,
     maxResponseBytes: engine.maxResponseBytes ?? settings.maxResponseBytes,
-    breaker: { ...settings.breaker, ...stripUndefined(engine.breaker ?? {}) },
+    breaker: { ...BREAKER_DEFAULTS, ...stripUndefined(settings.breaker), ...stripUndefined(engine.breaker ?? {}) },
   });
 }
 

@@ -9,7 +9,7 @@ import { cors } from 'hono/cors';
 import type { HttpBindings } from '@hono/node-server';
 import { ErrorCode } from '../protocol/errors.js';
 import { classify, errorResponse, invalidRequest, isJsonObject, parseErrorResponse, type NotificationMessage, type ResponseMessage } from '../protocol/jsonrpc.js';
-import { HttpSessionRegistry, SESSION_HEADER, cancelIdsOf, requestIdsOf, type HttpSessionSettings, type Tracked } from './http-sessions.js';
+import { HttpSessionRegistry, SESSION_HEADER, cancelIdsOf, requestIdsOf, type HttpSessionSettings } from './http-sessions.js';
 import { Session, type SessionOptions } from './session.js';
 import type { RcpService } from './service.js';
 

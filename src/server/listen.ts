@@ -8,6 +8,7 @@ import type { GatewaySettings } from '../config/schema.js';
 import type { Logger } from '../observability/log.js';
 import { createHttpApp, type HttpServerOptions } from './http.js';
 import type { RcpService } from './service.js';
+import { AdmissionGate, InFlightRegistry } from './admission.js';
 
 export interface RunningHttpServer {
   url: string;
@@ -23,9 +24,9 @@ export async function startHttpServer(
   logger: Logger,
   extra: Partial<HttpServerOptions> = {},
 ): Promise<RunningHttpServer> {
-  let inFlight = 0;
-  let draining = false;
-  const idle: Array<() => void> = [];
+  // Gateway-wide in-flight cap (429 + Retry-After before JSON-RPC) and the sessions shutdown must answer.
+  const gate = new AdmissionGate(settings.maxInFlight);
+  const registry = new InFlightRegistry();
   const app = createHttpApp(service, {
     basePath: settings.basePath,
     maxBodyBytes: settings.maxBodyBytes,
@@ -35,19 +36,9 @@ export async function startHttpServer(
       ? { httpSessions: { ttlMs: settings.httpSessionTtlMs, maxSessions: settings.maxHttpSessions, maxInFlightPerSession: settings.maxInFlight } }
       : {}),
     corsOrigins: settings.corsOrigins,
-    admit: () => {
-      if (draining) return { ok: false, retryAfterMs: 1_000 };
-      if (inFlight >= settings.maxInFlight) return { ok: false, retryAfterMs: 250 };
-      inFlight++;
-      return {
-        ok: true,
-        release: () => {
-          inFlight--;
-          if (inFlight === 0) for (const resolve of idle.splice(0)) resolve();
-        },
-      };
-    },
+    admit: () => gate.tryEnter(),
     ...extra,
+    session: { ...extra.session, registry },
   });
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: settings.host, port: settings.port }, () => resolve(s));
@@ -61,17 +52,23 @@ export async function startHttpServer(
     url,
     port: address.port,
     server,
-    inFlight: () => inFlight,
+    inFlight: () => gate.inFlight,
     close: async (drainTimeoutMs: number) => {
-      draining = true;
+      // Stop accepting: no new connections; requests on kept-alive ones get 429 while draining.
+      gate.drain();
+      const allClosed = new Promise<void>((resolve) => server.once('close', () => resolve()));
       server.close();
-      if (inFlight > 0) {
-        await Promise.race([
-          new Promise<void>((resolve) => idle.push(resolve)),
-          new Promise<void>((resolve) => setTimeout(resolve, drainTimeoutMs).unref()),
-        ]);
+      const closable = server as unknown as { closeIdleConnections?: () => void; closeAllConnections?: () => void };
+      closable.closeIdleConnections?.();
+      if (!(await gate.idle(drainTimeoutMs))) {
+        // Drain timeout: answer what is still running (-32010, §13.1 exactly once), let those answers flush.
+        logger.warn({ inFlight: gate.inFlight }, 'drain timeout: answering the remaining requests with -32010');
+        registry.failAll();
+        await gate.idle(1_000);
       }
-      (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+      // Answers handed to the sockets get a moment to be written before the rest is cut.
+      await Promise.race([allClosed, new Promise<void>((resolve) => setTimeout(resolve, 500).unref())]);
+      closable.closeAllConnections?.();
     },
   };
 }

@@ -5,6 +5,8 @@
 
 export class LineSplitter {
   private buffer = '';
+  /** After an oversized line: drop everything up to its end, so its tail is not read as a line. */
+  private discarding = false;
 
   constructor(
     private readonly onLine: (line: string) => void,
@@ -16,27 +18,32 @@ export class LineSplitter {
   push(chunk: string): void {
     let start = 0;
     let newline = chunk.indexOf('\n');
-    if (newline === -1) {
-      this.buffer += chunk;
-      if (this.buffer.length > this.maxLineBytes) {
-        this.buffer = '';
-        this.onOversize?.();
-      }
-      return;
-    }
     while (newline !== -1) {
-      const piece = chunk.slice(start, newline);
-      const line = this.buffer.length > 0 ? this.buffer + piece : piece;
+      if (this.discarding) {
+        this.discarding = false;
+      } else {
+        const piece = chunk.slice(start, newline);
+        const line = this.buffer.length > 0 ? this.buffer + piece : piece;
+        if (line.length > this.maxLineBytes) this.onOversize?.();
+        else this.emit(line);
+      }
       this.buffer = '';
-      this.emit(line);
       start = newline + 1;
       newline = chunk.indexOf('\n', start);
     }
-    this.buffer = chunk.slice(start);
+    if (this.discarding) return;
+    this.buffer += chunk.slice(start);
+    if (this.buffer.length > this.maxLineBytes) {
+      // Bounded memory: never buffer more than one line's worth.
+      this.buffer = '';
+      this.discarding = true;
+      this.onOversize?.();
+    }
   }
 
   /** End of input: a final unterminated line still counts. */
   end(): void {
+    this.discarding = false;
     if (this.buffer.length > 0) {
       const line = this.buffer;
       this.buffer = '';

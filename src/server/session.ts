@@ -11,6 +11,7 @@ import {
 } from '../protocol/jsonrpc.js';
 import { UNGATED_ANYTIME, methodGate } from '../protocol/methods.js';
 import { CancelParamsSchema, InitializeParamsSchema, MetaSchema, PingParamsSchema, parseParams, type RequestMeta } from '../protocol/params.js';
+import { shedError, type Admission, type InFlightRegistry } from './admission.js';
 import { abortReasonOf, type AbortReason, type CallContext, type LogEntry, type LogLevel, type ProgressUpdate, type RcpService } from './service.js';
 
 /** Where a request's notifications go (stdio line, SSE frame). `undefined` = transport cannot stream. */
@@ -24,6 +25,10 @@ export interface SessionOptions {
   deadlineGraceMs?: number;
   /** Observer for every finished request (metrics, logs). */
   onFinished?: (info: FinishedInfo) => void;
+  /** Gateway-wide in-flight cap for a transport that cannot refuse before JSON-RPC (stdio): -32011 beyond it. */
+  admit?: () => Admission;
+  /** Where a session with requests in flight is listed, so shutdown can answer them (-32010). */
+  registry?: InFlightRegistry;
 }
 
 export interface FinishedInfo {
@@ -225,6 +230,10 @@ export class Session {
     } catch (err) {
       return Promise.resolve(this.finish(method, started, undefined, errorResponse(id, toWireError(err))));
     }
+    const admission = this.options.admit?.();
+    if (admission && !admission.ok) {
+      return Promise.resolve(this.finish(method, started, undefined, errorResponse(id, shedError(admission.retryAfterMs))));
+    }
     const deadlineMs = Math.max(0, Math.min(this.service.defaultDeadlineMs, meta.deadlineMs ?? Infinity));
     const controller = new AbortController();
     let answered = false;
@@ -238,15 +247,18 @@ export class Session {
       answered = true;
       this.inFlight.delete(id);
       clearTimeout(timer);
+      if (admission?.ok) admission.release();
+      if (this.inFlight.size === 0) this.options.registry?.delete(this);
       resolveAnswer(response);
     };
     this.inFlight.set(id, { controller, settle });
+    this.options.registry?.add(this);
 
     const grace = this.options.deadlineGraceMs ?? 250;
     const timer = setTimeout(() => {
       controller.abort('deadline');
       // Safety net: the service should already have answered at the deadline itself.
-      setTimeout(() => settle(errorResponse(id, { code: ErrorCode.Timeout, message: 'deadline exceeded', data: { retryable: true } })), grace).unref?.();
+      setTimeout(() => settle(errorResponse(id, { code: ErrorCode.Timeout, message: 'deadline exceeded', data: { retryable: true, deadlineMs } })), grace).unref?.();
     }, deadlineMs);
     timer.unref?.();
 

@@ -7,17 +7,31 @@ import { parseErrorResponse } from '../protocol/jsonrpc.js';
 import { LineSplitter, frameLine } from './ndjson.js';
 import { Session, type SessionOptions } from './session.js';
 import type { RcpService } from './service.js';
+import { AdmissionGate } from './admission.js';
+import { ErrorCode } from '../protocol/errors.js';
 
 export interface StdioServerOptions {
   input: Readable;
   output: Writable;
   session?: Partial<SessionOptions>;
+  /** Gateway-wide cap on requests in flight: beyond it a request is answered -32011 with `retryAfterMs`. */
+  maxInFlight?: number;
+  /**
+   * Graceful shutdown (SIGTERM/SIGINT): when it aborts, stop reading, let in-flight requests
+   * finish for `drainTimeoutMs`, then answer the rest -32010; resolves once all is flushed.
+   */
+  shutdown?: AbortSignal;
+  drainTimeoutMs?: number;
 }
 
 /** Serve one stdio connection; resolves when input ends (or after shutdown) and every answer is flushed. */
 export function serveStdio(service: RcpService, options: StdioServerOptions): Promise<void> {
   const { input, output } = options;
-  const session = new Session(service, { transport: 'stdio', stateless: false, ...options.session });
+  const gate = options.maxInFlight !== undefined ? new AdmissionGate(options.maxInFlight) : undefined;
+  const session = new Session(service, {
+    transport: 'stdio', stateless: false, ...options.session,
+    ...(gate ? { admit: () => gate.tryEnter() } : {}),
+  });
   const pending = new Set<Promise<void>>();
   let closed = false;
 
@@ -31,8 +45,19 @@ export function serveStdio(service: RcpService, options: StdioServerOptions): Pr
       if (closed) return;
       closed = true;
       input.off('data', onData);
+      input.pause();
       // §5.1: EOF = shutdown: finish in-flight requests and flush their responses, then stop.
-      void Promise.allSettled([...pending]).then(() => resolve());
+      void Promise.allSettled([...pending]).then(() => new Promise<void>((flushed) => {
+        if (output.writable) output.write('', () => flushed());
+        else flushed();
+      })).then(() => resolve());
+    };
+
+    const onShutdown = (): void => {
+      finish();
+      // After the drain timeout, whatever is still running is answered -32010 (exactly once, §13.1).
+      const timer = setTimeout(() => session.failAll(ErrorCode.BackendUnavailable, 'server is shutting down'), options.drainTimeoutMs ?? 0);
+      void Promise.allSettled([...pending]).then(() => clearTimeout(timer));
     };
 
     const splitter = new LineSplitter((line) => {
@@ -60,5 +85,7 @@ export function serveStdio(service: RcpService, options: StdioServerOptions): Pr
       finish();
     });
     input.once('error', finish);
+    if (options.shutdown?.aborted) onShutdown();
+    else options.shutdown?.addEventListener('abort', onShutdown, { once: true });
   });
 }

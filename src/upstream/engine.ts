@@ -23,6 +23,11 @@ export interface EngineCallOptions {
   onProgress?: (frame: JsonObject) => void;
   onLog?: (frame: JsonObject) => void;
   headers?: Readonly<Record<string, string>>;
+  /**
+   * Shape check run on the answer inside the breaker: throw UpstreamError('malformed') so a
+   * wrong-shaped answer counts against the engine like any other fault.
+   */
+  validate?: (result: JsonObject) => void;
 }
 
 export interface EngineHooks extends ResilienceHooks {
@@ -30,9 +35,6 @@ export interface EngineHooks extends ResilienceHooks {
   onStatus?: (engineId: string, status: EngineStatus) => void;
   onLog?: (engineId: string, frame: JsonObject) => void;
 }
-
-const RESTART_BASE_MS = 200;
-const RESTART_CAP_MS = 30_000;
 
 export class Engine {
   readonly id: string;
@@ -71,7 +73,10 @@ export class Engine {
     const breakerSettings: BreakerSettings = { ...defaultBreaker(settings), ...stripUndefined(config.breaker ?? {}) };
     this.breaker = new EngineBreaker(breakerSettings, {
       onTransition: (from, to, info) => {
-        this.logger.warn({ engine: this.id, from, to, resetTimeoutMs: info.resetTimeoutMs, openings: info.openings }, 'circuit breaker transition');
+        // Every transition is logged; an opening says for how long and how many in a row.
+        const fields = { engine: this.id, from, to, ...(to === 'open' ? { resetTimeoutMs: info.resetTimeoutMs, openings: info.openings } : {}) };
+        if (to === 'open') this.logger.warn(fields, 'circuit breaker transition');
+        else this.logger.info(fields, 'circuit breaker transition');
         this.hooks.onBreakerTransition?.(this.id, from, to);
       },
     });
@@ -150,9 +155,13 @@ export class Engine {
       this.hooks.onShed?.(this.id);
       return Promise.reject(new UpstreamError('queue-full', `engine queue is full (${this.maxQueue} waiting)`));
     }
+    if (options.signal?.aborted) return Promise.reject(new UpstreamError('aborted', 'aborted before it was sent'));
+    // The budget runs from now: time spent waiting in the limiter queue counts against it.
+    const budgetMs = Math.max(1, Math.min(options.timeoutMs ?? this.timeoutMs, this.timeoutMs));
+    const expiresAt = performance.now() + budgetMs;
     const callOptions: UpstreamCallOptions = {
       signal: options.signal,
-      timeoutMs: Math.max(1, Math.min(options.timeoutMs ?? this.timeoutMs, this.timeoutMs)),
+      timeoutMs: budgetMs,
       // §9/§17.1: ask for progress (a per-leg token, SSE over HTTP) and logs only from an engine
       // that advertised it can send them.
       onProgress: this.has('streaming') ? options.onProgress : undefined,
@@ -161,10 +170,41 @@ export class Engine {
       headers: options.headers,
       maxResponseBytes: this.maxResponseBytes,
     };
-    return this.limit(() => {
-      // The wait in the queue counts against the caller's budget: give up if it was aborted meanwhile.
-      if (options.signal?.aborted) return Promise.reject(new UpstreamError('aborted', 'aborted while queued'));
-      return this.breaker.fire(() => this.transport.call(method, params, callOptions));
+    return this.queued(options.signal, expiresAt, () => this.breaker.fire(async () => {
+      const result = await this.transport.call(method, params, { ...callOptions, timeoutMs: Math.max(1, Math.round(expiresAt - performance.now())) });
+      options.validate?.(result);
+      return result;
+    }));
+  }
+
+  /**
+   * Run `task` in the limiter. A call still waiting for a slot when its caller aborts or its
+   * budget runs out is rejected at once (and its slot, when it comes, is released unused), so
+   * a queue behind a hanging engine never holds an answer past its deadline.
+   */
+  private queued<T>(signal: AbortSignal | undefined, expiresAt: number, task: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let state: 'waiting' | 'running' | 'gave-up' = 'waiting';
+      const giveUp = (err: UpstreamError): void => {
+        if (state !== 'waiting') return;
+        state = 'gave-up';
+        cleanup();
+        reject(err);
+      };
+      const onAbort = (): void => giveUp(new UpstreamError('aborted', 'aborted while queued'));
+      const timer = setTimeout(() => giveUp(new UpstreamError('timeout', 'no free slot before the call\'s budget ran out (queued)')),
+        Math.max(0, expiresAt - performance.now()));
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      void this.limit(() => {
+        if (state === 'gave-up') return Promise.resolve();
+        state = 'running';
+        cleanup();
+        return task().then(resolve, reject);
+      });
     });
   }
 
@@ -200,6 +240,7 @@ export class Engine {
 
   /** §7.13 catalog entry: identity + capabilities; endpoint only when exposed. */
   catalogEntry(expose: boolean): JsonObject {
+    const breaker = this.breaker.snapshot();
     const entry: JsonObject = {
       id: this.id,
       server: this.serverInfo ?? { name: this.id },
@@ -207,6 +248,9 @@ export class Engine {
       _meta: {
         status: this.statusValue,
         breaker: this.breaker.currentState,
+        breakerOpenings: this.breaker.consecutiveOpenings,
+        ...(breaker.retryInMs !== undefined ? { breakerRetryInMs: breaker.retryInMs } : {}),
+        inFlight: this.limit.activeCount,
         weight: this.weight,
         required: this.required,
         priority: this.priority,
@@ -283,7 +327,8 @@ export class Engine {
 
   private scheduleRestart(): void {
     if (this.stopping || this.restartTimer) return;
-    const delay = Math.min(RESTART_CAP_MS, RESTART_BASE_MS * 2 ** this.restartAttempts) * (0.8 + Math.random() * 0.4);
+    // Capped exponential backoff with jitter, so a crash-looping engine costs little and a fleet does not restart in step.
+    const delay = Math.min(this.settings.restartMaxDelayMs, this.settings.restartDelayMs * 2 ** Math.min(this.restartAttempts, 20)) * (0.8 + Math.random() * 0.4);
     this.restartAttempts += 1;
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;

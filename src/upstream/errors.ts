@@ -38,7 +38,16 @@ export class UpstreamError extends Error {
     return this.reason !== 'aborted' && this.reason !== 'circuit-open' && this.reason !== 'queue-full';
   }
 
+  /**
+   * The engine answered -32006 without the gateway having cancelled (a cancelled leg is
+   * abandoned before any answer): that leg failed, the client's call was not cancelled.
+   */
+  get cancelledByEngine(): boolean {
+    return this.reason === 'remote-error' && this.remote?.code === ErrorCode.Cancelled;
+  }
+
   get retryable(): boolean {
+    if (this.cancelledByEngine) return true; // another engine, or a retry, may well answer
     if (this.reason === 'remote-error') return this.remote !== undefined && isRetryableCode(this.remote.code);
     return this.reason === 'timeout' || this.reason === 'transport' || this.reason === 'crashed' || this.reason === 'not-ready';
   }
@@ -47,6 +56,8 @@ export class UpstreamError extends Error {
 export function upstreamCode(err: UpstreamError): number {
   switch (err.reason) {
     case 'remote-error':
+      // -32006 means "you cancelled" (§12); the client did not, so it must never see it.
+      if (err.cancelledByEngine) return ErrorCode.BackendUnavailable;
       return err.remote?.code ?? ErrorCode.InternalError;
     case 'timeout':
       return ErrorCode.Timeout;

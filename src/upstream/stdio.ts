@@ -63,7 +63,7 @@ export class StdioTransport extends EventEmitter implements UpstreamTransport {
     this.child = child;
     const splitter = new LineSplitter((line) => this.onLine(line), this.options.maxLineBytes, () => {
       // An oversized line is a hostile or broken engine: fail everything in flight on it.
-      this.failAll(new UpstreamError('too-large', `engine wrote a line over ${this.options.maxLineBytes} bytes`));
+      this.abandonAll(new UpstreamError('too-large', `engine wrote a line over ${this.options.maxLineBytes} bytes`));
     });
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => splitter.push(chunk));
@@ -165,7 +165,11 @@ export class StdioTransport extends EventEmitter implements UpstreamTransport {
     try {
       frame = JSON.parse(line);
     } catch {
+      // §5.1: stdout carries protocol frames only. A line we cannot parse may have been the answer
+      // to any call in flight, so none of them can be trusted to complete: fail them all now
+      // (instead of letting each sit until its timeout) and ask the engine to stop working on them.
       this.options.onStderr?.(`(non-JSON line on stdout dropped: ${line.slice(0, 120)})`);
+      this.abandonAll(new UpstreamError('malformed', 'engine wrote a line that is not JSON on stdout (§5.1)'));
       return;
     }
     if (!isJsonObject(frame)) return;
@@ -191,12 +195,22 @@ export class StdioTransport extends EventEmitter implements UpstreamTransport {
     if (method === 'notifications/progress') {
       pending?.onProgress?.(params); // unknown tokens are ignored (§9)
     } else if (method === 'notifications/log') {
-      if (pending?.onLog) pending.onLog(params);
+      // §17.1 tags a request's log with its progressToken. An untagged log can only be about
+      // the call in flight when there is exactly one; otherwise it is about the engine itself
+      // and goes to the gateway's own log (never to a client whose request it may not concern).
+      const owner = pending ?? (token === undefined && this.pending.size === 1 ? this.pending.values().next().value : undefined);
+      if (owner?.onLog) owner.onLog(params);
       else this.options.onLog?.(params);
     }
   }
 
   private failAll(err: UpstreamError): void {
     for (const pending of [...this.pending.values()]) pending.reject(err);
+  }
+
+  /** Fail every call in flight on a live engine, telling it to stop each one (§7.14). */
+  private abandonAll(err: UpstreamError): void {
+    for (const id of [...this.pending.keys()]) this.notify('notifications/cancel', { id, reason: err.reason });
+    this.failAll(err);
   }
 }

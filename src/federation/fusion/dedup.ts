@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import type { DedupPolicy, EngineHit } from './types.js';
 
 export function dedupKey(hit: EngineHit, policy: DedupPolicy): string {
+  if (policy === 'id') return `id:${String(hit.id)}`;
   if (policy === 'citation.uri') {
     const citation = hit.citation;
     if (citation && typeof citation === 'object' && !Array.isArray(citation)) {

@@ -33,13 +33,16 @@ function normalisedScorer(lists: readonly RankedList[], useFloor: boolean): Scor
   }
   return (list, _rank, hit) => {
     const b = bounds.get(list)!;
-    // A degenerate range (one hit, or all equal) normalises to 1: the engine ranks it top.
-    const norm = b.span > 0 ? (hit.score - b.low) / b.span : 1;
+    // A degenerate range normalises to 1 under min-max (one hit, or all equal: the engine ranks
+    // it top) but to 0 under convex, where max = floor means every score sits at the floor.
+    const norm = b.span > 0 ? (hit.score - b.low) / b.span : useFloor ? 0 : 1;
     return list.weight * Math.min(1, Math.max(0, norm));
   };
 }
 
-export function fuse(lists: readonly RankedList[], method: FusionMethod, options: FusionOptions): FusionResult {
+export function fuse(unordered: readonly RankedList[], method: FusionMethod, options: FusionOptions): FusionResult {
+  // Engine-id order, so sums, merges and tags never depend on the order engines answered in.
+  const lists = [...unordered].sort((a, b) => (a.engine < b.engine ? -1 : a.engine > b.engine ? 1 : 0));
   const notes: string[] = [];
   let applied: FusionMethod = method;
   if (method === 'convex' && lists.some((list) => list.scoreFloor === undefined)) {
@@ -49,6 +52,8 @@ export function fuse(lists: readonly RankedList[], method: FusionMethod, options
     applied = 'rrf';
   }
   const scorer = applied === 'rrf' ? rrfScorer(options.rrfK) : normalisedScorer(lists, applied === 'convex');
+  // Normalisation bounds are taken over each engine's whole returned list, before exclusion, so a
+  // hit's fused score does not depend on which page it is served on.
 
   const entries = new Map<string, FusedEntry>();
   for (const list of lists) {
@@ -56,7 +61,8 @@ export function fuse(lists: readonly RankedList[], method: FusionMethod, options
     for (let i = 0; i < hits.length; i++) {
       const hit = hits[i]!;
       const rank = i + 1;
-      const key = options.dedup === 'id' ? `id:${String(hit.id)}` : dedupKey(hit, options.dedup);
+      const key = dedupKey(hit, options.dedup);
+      if (options.exclude?.has(key)) continue; // already served on an earlier page (§10)
       const contribution = scorer(list, rank, hit);
       const entry = entries.get(key);
       if (entry === undefined) {

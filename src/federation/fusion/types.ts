@@ -20,9 +20,12 @@ export type DedupPolicy = 'id' | 'citation.uri' | 'content-hash';
 export type FusionMethod = 'rrf' | 'weighted' | 'convex';
 
 export interface FusionOptions {
+  /** Cut the fused list to this many hits (`Infinity` for all). */
   k: number;
   rrfK: number;
   dedup: DedupPolicy;
+  /** Identities (dedup keys) to leave out of the result, e.g. hits an earlier page served. */
+  exclude?: ReadonlySet<string>;
 }
 
 export interface Contribution {

@@ -1,0 +1,127 @@
+/**
+ * `rcp-gateway check-config`: validate a config file, then start and initialize every engine
+ * with a short timeout (the same Engine code the gateway runs) and report what each advertises.
+ * Exit codes: 0 all good, 1 an engine is unreachable, 2 the config is invalid or usage is wrong.
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfigFile } from '../config/load.js';
+import { BreakerSettingsSchema, type BreakerSettings, type EngineConfig, type GatewayConfig } from '../config/schema.js';
+import { silentLogger } from '../observability/log.js';
+import { Engine } from '../upstream/engine.js';
+import { renderTable } from './table.js';
+
+export const CHECK_CONFIG_HELP = `rcp-gateway check-config [--config FILE] [--timeout MS] [--no-probe] [--json]
+
+Validates a gateway config, then starts each engine and sends it initialize (stdio engines are
+spawned and stopped again), and prints one row per engine: id, transport, target, reachable,
+server, advertised capabilities, breaker settings.
+  --config FILE   config to check (default: the bundled config/default.json)
+  --timeout MS    initialize timeout per engine (default 3000; never above the engine's timeoutMs)
+  --no-probe      validate only; do not contact engines
+  --json          print a JSON report instead of the table
+
+Exit status: 0 valid and every engine reachable, 1 an engine is unreachable, 2 invalid config.
+`;
+
+export interface EngineReport {
+  id: string;
+  transport: string;
+  target: string;
+  required: boolean;
+  reachable: boolean | null;
+  error?: string;
+  server?: string;
+  capabilities: string[];
+  breaker: BreakerSettings;
+}
+
+export async function checkConfig(argv: string[], defaultConfig: string): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({ args: argv, options: {
+      config: { type: 'string' }, timeout: { type: 'string' }, 'no-probe': { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean' },
+    } }));
+  } catch (err) {
+    process.stderr.write(`rcp-gateway check-config: ${(err as Error).message}\n\n${CHECK_CONFIG_HELP}`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(CHECK_CONFIG_HELP);
+    return 0;
+  }
+  const timeoutMs = values.timeout === undefined ? 3_000 : Number(values.timeout);
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1) {
+    process.stderr.write(`rcp-gateway check-config: invalid --timeout "${values.timeout}"\n`);
+    return 2;
+  }
+  const file = values.config ?? defaultConfig;
+  let config: GatewayConfig;
+  try {
+    config = loadConfigFile(file).config;
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    if (values.json) process.stdout.write(`${JSON.stringify({ file, valid: false, problems: err.problems }, null, 2)}\n`);
+    else process.stderr.write(`${err.message}\n`);
+    return 2;
+  }
+
+  const reports = await Promise.all(config.engines.map((engine) => probe(engine, config, values['no-probe'] ? undefined : timeoutMs)));
+  const unreachable = reports.filter((r) => r.reachable === false);
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify({ file, valid: true, engines: reports }, null, 2)}\n`);
+  } else {
+    process.stdout.write(`${file}: valid config, ${reports.length} engine(s)\n\n`);
+    process.stdout.write(renderTable(
+      ['ENGINE', 'TRANSPORT', 'TARGET', 'REACHABLE', 'SERVER', 'CAPABILITIES', 'BREAKER'],
+      reports.map((r) => [
+        `${r.id}${r.required ? ' (required)' : ''}`,
+        r.transport,
+        r.target,
+        r.reachable === null ? 'not probed' : r.reachable ? 'yes' : `NO: ${r.error ?? 'unknown error'}`,
+        r.server ?? '-',
+        r.capabilities.length > 0 ? r.capabilities.join(',') : '-',
+        breakerText(r.breaker),
+      ]),
+    ));
+    if (unreachable.length > 0) {
+      process.stdout.write(`\n${unreachable.length} engine(s) unreachable: ${unreachable.map((r) => r.id).join(', ')}\n`);
+    }
+  }
+  return unreachable.length > 0 ? 1 : 0;
+}
+
+async function probe(engineConfig: EngineConfig, config: GatewayConfig, timeoutMs: number | undefined): Promise<EngineReport> {
+  const settings = config.gateway;
+  const breaker: BreakerSettings = {
+    ...BreakerSettingsSchema.parse({}), ...stripUndefined(settings.breaker), ...stripUndefined(engineConfig.breaker ?? {}),
+  };
+  const report: EngineReport = {
+    id: engineConfig.id,
+    transport: engineConfig.transport,
+    target: engineConfig.transport === 'http' ? engineConfig.url ?? '' : (engineConfig.command ?? []).join(' '),
+    required: engineConfig.required,
+    reachable: null,
+    capabilities: [],
+    breaker,
+  };
+  if (timeoutMs === undefined) return report;
+  const probeTimeout = Math.min(timeoutMs, engineConfig.timeoutMs ?? settings.engineTimeoutMs);
+  const engine = new Engine({ ...engineConfig, timeoutMs: probeTimeout }, settings, silentLogger());
+  try {
+    report.reachable = await engine.start();
+    if (!report.reachable) report.error = engine.lastError ?? 'initialize failed';
+    if (engine.server) report.server = `${engine.server.name}${engine.server.version ? ` ${engine.server.version}` : ''}`;
+    report.capabilities = Object.keys(engine.capabilities ?? {});
+  } finally {
+    await engine.stop();
+  }
+  return report;
+}
+
+function breakerText(b: BreakerSettings): string {
+  return `open at ${b.errorThresholdPercentage}% of >=${b.volumeThreshold} calls/${b.rollingWindowMs / 1000}s, reset ${b.resetTimeoutMs / 1000}s..${b.maxResetTimeoutMs / 1000}s`;
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

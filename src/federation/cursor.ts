@@ -1,0 +1,147 @@
+/**
+ * Gateway pagination cursors (§10), pure: encode, sign, verify. A cursor is
+ * `base64url(JSON payload) "." base64url(HMAC-SHA256(key, payload))[:16 bytes]`, so it is opaque
+ * to the client, carries everything the next page needs (no server-side state: any replica
+ * holding the same key can serve it), and cannot be forged or altered: a bad signature or a
+ * malformed payload is -32602 (`data.field: "cursor"`), an expired one -32015 (§12: "an expired
+ * `cursor`"). The payload also carries a fingerprint of the request it belongs to, so a cursor
+ * replayed against different params is rejected rather than serving an unrelated page.
+ */
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { ErrorCode, RcpError } from '../protocol/errors.js';
+import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
+
+const VERSION = 1;
+const MAC_BYTES = 16;
+
+/** Where the next page of a fused result starts (federated `retrieve` / `graph`). */
+export interface FusedPosition {
+  kind: 'fused';
+  /** Engines that formed the first page; later pages use exactly these (consistent fusion). */
+  engines: string[];
+  /** Per-engine depth of one window segment (the first page's per-engine `k`). */
+  depth: Record<string, number>;
+  /** Current window segment (segment s fuses per-engine ranks [0, depth·2^s), paging.ts). */
+  segment: number;
+  /** Rank inside the segment's new hits where the next page starts. */
+  offset: number;
+}
+
+/** The next page of a result one engine produced (routed methods): that engine's own cursor. */
+export interface RoutedPosition {
+  kind: 'routed';
+  engine: string;
+  cursor: string;
+}
+
+export type CursorPosition = FusedPosition | RoutedPosition;
+
+export interface CursorPayload {
+  /** The method the cursor belongs to. */
+  method: string;
+  /** Fingerprint of the request params (minus `cursor` and transport `_meta`). */
+  fingerprint: string;
+  /** Expiry, ms since the epoch. */
+  expiresAt: number;
+  position: CursorPosition;
+}
+
+/** The signing key: the configured secret, else one random key per process (replicas need a shared secret). */
+export function cursorKey(secret: string | undefined): Uint8Array {
+  return secret !== undefined ? new TextEncoder().encode(secret) : processKey();
+}
+
+let randomKey: Uint8Array | undefined;
+function processKey(): Uint8Array {
+  randomKey ??= new Uint8Array(randomBytes(32));
+  return randomKey;
+}
+
+function mac(key: Uint8Array, body: string): Buffer {
+  return createHmac('sha256', key).update(body).digest().subarray(0, MAC_BYTES);
+}
+
+export function sealCursor(payload: CursorPayload, key: Uint8Array): string {
+  const body = Buffer.from(JSON.stringify({ v: VERSION, ...payload }), 'utf8').toString('base64url');
+  return `${body}.${mac(key, body).toString('base64url')}`;
+}
+
+function invalidCursor(detail: string): RcpError {
+  return RcpError.invalidParams('cursor', detail);
+}
+
+/** Verify and decode; throws -32602 (forged, corrupted, foreign) or -32015 (expired). */
+export function openCursor(token: string, key: Uint8Array, expect: { method: string; fingerprint: string }, now = Date.now()): CursorPayload {
+  const dot = token.indexOf('.');
+  if (dot <= 0 || dot !== token.lastIndexOf('.')) throw invalidCursor('not a cursor this gateway issued');
+  const body = token.slice(0, dot);
+  const given = Buffer.from(token.slice(dot + 1), 'base64url');
+  const expected = mac(key, body);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    throw invalidCursor('cursor signature does not verify (forged, corrupted, or issued under another key)');
+  }
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+  } catch {
+    throw invalidCursor('cursor payload is not readable');
+  }
+  const payload = parsePayload(decoded);
+  if (!payload) throw invalidCursor('cursor payload is malformed');
+  if (now > payload.expiresAt) {
+    throw new RcpError(ErrorCode.NotFound, 'cursor expired: restart pagination without a cursor', {
+      field: 'cursor', detail: 'the cursor is past its expiry', retryable: false,
+    });
+  }
+  if (payload.method !== expect.method || payload.fingerprint !== expect.fingerprint) {
+    throw invalidCursor('cursor belongs to a different request (repeat the request exactly, adding only the cursor)');
+  }
+  return payload;
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+function parsePayload(value: unknown): CursorPayload | undefined {
+  if (!isJsonObject(value) || value.v !== VERSION) return undefined;
+  const { method, fingerprint, expiresAt, position } = value;
+  if (typeof method !== 'string' || typeof fingerprint !== 'string' || !isCount(expiresAt) || !isJsonObject(position)) return undefined;
+  if (position.kind === 'routed') {
+    if (typeof position.engine !== 'string' || typeof position.cursor !== 'string') return undefined;
+    return { method, fingerprint, expiresAt, position: { kind: 'routed', engine: position.engine, cursor: position.cursor } };
+  }
+  if (position.kind !== 'fused') return undefined;
+  const { engines, depth, segment, offset } = position;
+  if (!Array.isArray(engines) || !engines.every((e) => typeof e === 'string') || !isJsonObject(depth)) return undefined;
+  if (!isCount(segment) || !isCount(offset)) return undefined;
+  const depths: Record<string, number> = {};
+  for (const engine of engines as string[]) {
+    const d = depth[engine];
+    if (!isCount(d) || d === 0) return undefined;
+    depths[engine] = d;
+  }
+  return { method, fingerprint, expiresAt, position: { kind: 'fused', engines: engines as string[], depth: depths, segment, offset } };
+}
+
+/**
+ * A stable digest of what makes a request the same request: its params minus `cursor` and minus
+ * per-call `_meta` (progress token, deadline, trace, federation path), but including the gateway's
+ * own `_meta["x-rcpgw"]` options, which change the fusion.
+ */
+export function requestFingerprint(params: JsonObject, vendorKey: string): string {
+  const { cursor: _cursor, _meta, ...rest } = params;
+  const vendor = isJsonObject(_meta) ? _meta[vendorKey] : undefined;
+  const canonical = canonicalJson(vendor === undefined ? rest : { ...rest, [`_meta.${vendorKey}`]: vendor });
+  return createHash('sha256').update(canonical).digest('base64url').slice(0, 22);
+}
+
+/** JSON with object keys sorted, so equal values always hash equally. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (isJsonObject(value)) {
+    const keys = Object.keys(value).filter((k) => value[k] !== undefined).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

@@ -1,0 +1,97 @@
+/**
+ * Federated pagination over fused results (§10), pure apart from the injected fetch.
+ *
+ * The fused order must be the same on every page although each page is computed from scratch
+ * (no server-side state). So the result set is cut into window *segments* fixed by the first
+ * page: with per-engine window depth W_e (the first page's per-engine `k`), segment s fuses each
+ * engine's ranks [0, W_e·2^s) and keeps only the hits that appear in no engine's ranks
+ * [0, W_e·2^(s-1)), in fused order. Segment 0 is exactly the first page's fusion; every later
+ * segment holds only hits no earlier segment contained. Depths double per segment so that a
+ * deep result set takes few segments (each page re-reads the engines from rank 0). A page is `k` consecutive hits of the
+ * concatenation seg0 ‖ seg1 ‖ …, addressed by (segment, offset) in the cursor. Given engines
+ * that answer the same query the same way, no hit is ever served twice and none is skipped:
+ * by induction, once segments 0..s-1 are paged through, exactly the hits in the engines'
+ * ranks [0, W·2^(s-1)) have been served, which is what segment s excludes.
+ */
+import { dedupKey } from './fusion/dedup.js';
+import { fuse } from './fusion/fuse.js';
+import type { EngineHit, FusionMethod, FusionOptions, RankedList } from './fusion/types.js';
+
+export interface SegmentFetch {
+  /** Each engine's ranked list to at least depth `segmentDepth(W_e, segment)` (fewer when it has no more). */
+  lists: RankedList[];
+  /** Engines that can return hits beyond what `lists` holds for them. */
+  deeper: ReadonlySet<string>;
+  /** Notes from fusion (e.g. a convex → rrf fallback). */
+  notes?: string[];
+}
+
+export interface PageOptions {
+  k: number;
+  method: FusionMethod;
+  fusion: Omit<FusionOptions, 'k' | 'exclude'>;
+  depth: Readonly<Record<string, number>>;
+  /** Fetch rounds allowed for one page before a short page is returned (it still has a cursor). */
+  maxRounds: number;
+}
+
+export interface PageResult {
+  hits: EngineHit[];
+  /** Where the next page starts; undefined when the result set is exhausted. */
+  next: { segment: number; offset: number } | undefined;
+  method: FusionMethod;
+  notes: string[];
+}
+
+/** Per-engine depth that segment `segment` covers: W·2^segment. */
+export function segmentDepth(window: number, segment: number): number {
+  return window * 2 ** segment;
+}
+
+function truncate(lists: readonly RankedList[], depth: Readonly<Record<string, number>>, segment: number): RankedList[] {
+  return lists.map((list) => ({ ...list, hits: list.hits.slice(0, segmentDepth(depth[list.engine] ?? 0, segment)) }));
+}
+
+/** The new hits of segment `segment`, in fused order (see the module comment). */
+export function segmentHits(lists: readonly RankedList[], segment: number, options: Omit<PageOptions, 'maxRounds' | 'k'>): { hits: EngineHit[]; method: FusionMethod; notes: string[] } {
+  const exclude = new Set<string>();
+  if (segment > 0) {
+    for (const list of truncate(lists, options.depth, segment - 1)) {
+      for (const hit of list.hits) exclude.add(dedupKey(hit, options.fusion.dedup));
+    }
+  }
+  const fused = fuse(truncate(lists, options.depth, segment), options.method, { ...options.fusion, k: Infinity, exclude });
+  return fused;
+}
+
+/**
+ * One page starting at `start`: fetches segment `start.segment` (and further segments while the
+ * page is not full and some engine has more), then cuts `k` hits.
+ */
+export async function fusedPage(
+  start: { segment: number; offset: number },
+  options: PageOptions,
+  fetch: (segment: number) => Promise<SegmentFetch>,
+): Promise<PageResult> {
+  const hits: EngineHit[] = [];
+  const notes: string[] = [];
+  let segment = start.segment;
+  let offset = start.offset;
+  let method = options.method;
+  for (let round = 1; ; round++) {
+    const fetched = await fetch(segment);
+    const seg = segmentHits(fetched.lists, segment, options);
+    method = seg.method;
+    for (const note of [...(fetched.notes ?? []), ...seg.notes]) if (!notes.includes(note)) notes.push(note);
+    const take = seg.hits.slice(offset, offset + (options.k - hits.length));
+    hits.push(...take);
+    offset += take.length;
+    if (offset < seg.hits.length) return { hits, next: { segment, offset }, method, notes };
+    // This segment is used up: the result set ends unless some engine can go deeper.
+    const more = fetched.lists.some((list) => fetched.deeper.has(list.engine));
+    if (!more) return { hits, next: undefined, method, notes };
+    segment += 1;
+    offset = 0;
+    if (hits.length >= options.k || round >= options.maxRounds) return { hits, next: { segment, offset }, method, notes };
+  }
+}
