@@ -86,7 +86,7 @@ async function guarded(results, label, fn) {
     return result;
   } catch (err) {
     const error = err instanceof Error ? err.message : String(err);
-    log(`  ${label}: FAILED — ${error.split('\n')[0]}`);
+    log(`  ${label}: FAILED — ${error.split('\n').slice(0, 12).join('\n    ')}`);
     results.push({ label, error });
     return undefined;
   }

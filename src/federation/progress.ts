@@ -53,11 +53,11 @@ export class ProgressRelay {
   }
 
   /**
-   * An upstream progress frame for leg `key` (already matched to that leg's own token, so the
-   * engine's token never reaches the client). `engine` names it in the message (default: key).
+   * An upstream progress frame for `engine`'s leg (already matched to that leg's own token, so
+   * the engine's token never reaches the client).
    */
-  legProgress(key: string, frame: JsonObject, engine = key): void {
-    const leg = this.legs.get(key);
+  legProgress(engine: string, frame: JsonObject): void {
+    const leg = this.legs.get(engine);
     if (!leg || leg.done || this.finished) return;
     const value = typeof frame.progress === 'number' && Number.isFinite(frame.progress)
       ? Math.min(RUNNING_CEILING, Math.max(0, frame.progress))

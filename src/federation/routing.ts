@@ -148,11 +148,12 @@ function sameModel(engines: readonly Engine[], capability: string): Engine[] {
 
 /**
  * One call to one engine with the request's remaining deadline, federation path, trace and
- * progress/log relay; read methods go through the retry layer. Rejects with UpstreamError.
+ * progress/log relay, through the retry layer (reads, and writes the caller marks `idempotent`).
+ * Rejects with UpstreamError.
  */
 export function callEngine(
   engine: Engine, method: string, params: JsonObject, ctx: CallContext, fed: FederationContext, notes: string[],
-  trace: TraceContext = traceContext(ctx.headers, ctx.meta.traceId),
+  trace: TraceContext = traceContext(ctx.headers, ctx.meta.traceId), idempotent = false,
 ): Promise<JsonObject> {
   const forward = federationForward(ctx, fed);
   const callerMeta = isJsonObject(params._meta) ? params._meta : {};
@@ -171,7 +172,7 @@ export function callEngine(
       onLog: ctx.log ? (frame) => relayLog(ctx, engine.id, frame) : undefined,
     });
   };
-  return withRetry(attempt, retryGuard(method, engine, ctx, fed, notes));
+  return withRetry(attempt, { ...retryGuard(method, engine, ctx, fed, notes), idempotent });
 }
 
 /** Call the first healthy candidate; fail over (reads only) on retryable errors within the deadline. */

@@ -11,8 +11,8 @@
  * the first successful target's (in the order above); if any target failed it also carries
  * `_meta.partial: true` (a partial failure is never hidden); if every target failed, the call
  * fails with the first target's error, `error.data.writes` listing every outcome.
- * Retries: the retry layer only retries reads; `retrySafeWrite` says when a write is idempotent
- * (every document carries an `id`, §7.10; deletes always are, §7.11).
+ * Retries (on the same engine, never another): only when the write is idempotent — every
+ * document carries an `id` (§7.10), or it is a delete (§7.11) — through the retry layer.
  */
 import { routeEngineIds } from '../config/schema.js';
 import { ErrorCode, RcpError } from '../protocol/errors.js';
@@ -94,6 +94,8 @@ export async function federatedWrite(method: string, params: JsonObject, ctx: Ca
   const outbound = stripGatewayMeta(params);
   const trace = traceContext(ctx.headers, ctx.meta.traceId);
   const notes: string[] = [];
+  // §7.10: only a write whose every document carries an id may be repeated (the retry layer).
+  const idempotent = retrySafeWrite(method, params);
 
   const settled = await Promise.all(targets.map(async (engine) => {
     if (onPath(engine, path)) {
@@ -101,7 +103,7 @@ export async function federatedWrite(method: string, params: JsonObject, ctx: Ca
     }
     const started = performance.now();
     try {
-      const result = await callEngine(engine, method, outbound, ctx, fed, notes, trace);
+      const result = await callEngine(engine, method, outbound, ctx, fed, notes, trace, idempotent);
       fed.hooks.onLeg?.(engine.id, method, 0, performance.now() - started);
       return { engine, result };
     } catch (err) {

@@ -231,11 +231,8 @@ export class Engine {
    * (weight, priority, required, expose, writer) while connections, breaker and limiter stay.
    */
   retune(config: EngineConfig): void {
-    const self: { config: EngineConfig; weight: number; required: boolean; priority: number } = this;
-    self.config = config;
-    self.weight = config.weight;
-    self.required = config.required;
-    self.priority = config.priority;
+    // The fields are readonly to every other caller; a reload is the one place they change.
+    Object.assign(this, { config, weight: config.weight, required: config.required, priority: config.priority });
   }
 
   /** §7.13 catalog entry: identity + capabilities; endpoint only when exposed. */

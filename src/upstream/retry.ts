@@ -2,7 +2,8 @@
  * Retries of upstream calls, as a layer around one call (the fan-out legs and the single-engine
  * route both wrap their call in `withRetry`). The rules, from §12.2 and the gateway's own needs:
  *
- * - only read methods (a write might have taken effect, §13.1);
+ * - only read methods (a write might have taken effect, §13.1), and writes the caller shows to be
+ *   idempotent (`RetryGuard.idempotent`: every document carries an `id`, §7.10; deletes, §7.11);
  * - only retryable failures: -32011, -32010, -32603 ("retry once"), -32014, and the transport
  *   faults that stand for them (connection reset/refused, per-call timeout). Never the caller's
  *   own errors, never a refused call (open breaker, full queue, engine down or restarting),

@@ -24,9 +24,11 @@ beforeAll(async () => {
     fleet.engine('reader', withRetrieve({ index: { writable: false } })),
   ]);
   const engines = [{ engine: w1, priority: 3 }, { engine: w2, priority: 2 }, { engine: w3, priority: 1 }, { engine: reader, priority: 9 }];
+  // Injected failures must not open the breakers: these tests are about write routing.
+  const breaker = { volumeThreshold: 1_000 };
   [broadcast, marked] = await Promise.all([
-    fleet.gateway(engines, { broadcastWrites: true }),
-    fleet.gateway([{ engine: w1, priority: 3 }, { engine: w2, priority: 2, writer: true }, { engine: w3, priority: 1, writer: true }, { engine: reader, priority: 9 }]),
+    fleet.gateway(engines, { broadcastWrites: true, breaker }),
+    fleet.gateway([{ engine: w1, priority: 3 }, { engine: w2, priority: 2, writer: true }, { engine: w3, priority: 1, writer: true }, { engine: reader, priority: 9 }], { breaker }),
   ]);
 });
 
@@ -84,6 +86,24 @@ describe('broadcast writes', () => {
     const res = await rpc(broadcast.url, 'index/add', { documents: [{ text: 'long document' }], chunk: true });
     expect(errorOf(res)).toMatchObject({ code: -32005, data: { option: 'chunk' } });
     expect([w1, w2, w3].map((e) => e.requests('index/add').length)).toEqual(counts);
+  });
+});
+
+describe('write retries (§7.10)', () => {
+  it('repeats a write on the same engine only when every document carries an id', async () => {
+    writeControl(w1.control, { fault: 'fail', faultAll: true, failCode: -32010 });
+    const target = { headers: { 'x-rcpgw-engine': 'w1' } };
+    const count = (): number => w1.requests('index/add').length;
+    let before = count();
+    expect(errorOf(await rpc(broadcast.url, 'index/add', { documents: [{ id: 'r-1', text: 'a' }, { id: 'r-2', text: 'b' }] }, target)).code).toBe(-32010);
+    expect(count() - before).toBe(2); // idempotent upserts: retried once
+    before = count();
+    expect(errorOf(await rpc(broadcast.url, 'index/add', { documents: [{ id: 'r-3', text: 'a' }, { text: 'no id: a retry would duplicate it' }] }, target)).code).toBe(-32010);
+    expect(count() - before).toBe(1); // not idempotent: never repeated
+    const deletes = w1.requests('index/delete').length;
+    expect(errorOf(await rpc(broadcast.url, 'index/delete', { ids: ['r-1'] }, target)).code).toBe(-32010);
+    expect(w1.requests('index/delete').length - deletes).toBe(2); // deletes are idempotent (§7.11)
+    writeControl(w1.control, { fault: 'ok' });
   });
 });
 

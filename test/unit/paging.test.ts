@@ -91,7 +91,7 @@ describe('federated pagination over window segments', () => {
   });
 
   it('dedups across engines by citation.uri when asked, still without repeats', async () => {
-    const shared = [engineList('x', 20, 30, 7), { ...engineList('y', 20, 30, 8), hits: engineList('y', 20, 30, 8).hits.map((h) => ({ ...h, id: `y-${String(h.id)}` })) }];
+    const shared: RankedList[] = [engineList('x', 20, 30, 7), { ...engineList('y', 20, 30, 8), hits: engineList('y', 20, 30, 8).hits.map((h) => ({ ...h, id: `y-${String(h.id)}` })) }];
     const { pages } = await pageAll(shared, 4, 'rrf', 'citation.uri');
     const uris = pages.flat().map((h) => (h.citation as { uri: string }).uri);
     expect(new Set(uris).size).toBe(uris.length);

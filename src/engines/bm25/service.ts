@@ -31,6 +31,7 @@ export function createDemoEngineService(view: Bm25View, name: string): RcpServic
       retrieve: { maxK: MAX_K, modes: ['sparse'], scoreScale: 'bm25', scoreFloor: 0, defaultMode: 'sparse' },
       citations: {},
       pagination: {},
+      streaming: {},
     },
     _meta: { conformance: 'L0', corpus: 'cranfield', view },
   };
