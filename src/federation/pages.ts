@@ -36,8 +36,8 @@ export interface Resume extends FusedPosition {
 /** The position a request's `cursor` names, or undefined on a first page. Throws -32602 / -32015. */
 export function resumeFrom(method: string, params: JsonObject, fed: FederationContext): Resume | undefined {
   const token = params.cursor;
-  const fingerprint = requestFingerprint(params, VENDOR_KEY);
   if (typeof token !== 'string' || token.length === 0) return undefined;
+  const fingerprint = requestFingerprint(params, VENDOR_KEY);
   const payload = openCursor(token, cursorKey(fed.settings.cursorSecret), { method, fingerprint });
   if (payload.position.kind !== 'fused') throw RcpError.invalidParams('cursor', 'not a cursor for a fused result');
   return { ...payload.position, fingerprint };
@@ -65,6 +65,8 @@ interface EngineState {
   cursor: string | undefined;
   /** The engine said it has nothing past `list`. */
   exhausted: boolean;
+  /** The largest `k` asked from the top so far (asking again with no more gets nothing new). */
+  topAsked: number;
 }
 
 export interface PageInput {
@@ -112,12 +114,13 @@ export async function servePage(input: PageInput, ctx: CallContext, fed: Federat
     states.set(list.engine, {
       leg, list,
       cursor: paginates(leg.engine) && typeof result.nextCursor === 'string' ? result.nextCursor : undefined,
-      exhausted: isExhausted(leg.engine, result, first?.asked ?? 0),
+      exhausted: isExhausted(leg.engine, result, first?.asked ?? 0) || dropped(result, list.hits.length, first?.asked ?? 0),
+      topAsked: first?.asked ?? 0,
     });
   }
 
   const canDeepen = (state: EngineState): boolean =>
-    !state.exhausted && state.list.hits.length < maxDepth && (state.cursor !== undefined || state.list.hits.length < state.leg.cap);
+    !state.exhausted && state.list.hits.length < maxDepth && (state.cursor !== undefined || state.topAsked < Math.min(state.leg.cap, maxDepth));
 
   const fetch = async (segment: number): Promise<SegmentFetch> => {
     const need = (state: EngineState): number => Math.min(segmentDepth(state.leg.base, segment), maxDepth);
@@ -129,7 +132,8 @@ export async function servePage(input: PageInput, ctx: CallContext, fed: Federat
         const wanted = need(state);
         // Continue from the engine's own cursor when it has one, else ask again from the top.
         if (state.cursor !== undefined) asks.set(state.list.engine, { k: Math.min(wanted - state.list.hits.length, state.leg.cap), cursor: state.cursor, from: state.list.hits.length });
-        else asks.set(state.list.engine, { k: Math.min(wanted, state.leg.cap), cursor: undefined, from: 0 });
+        // From the top, ask for more than last time (hits dropped as malformed count as read).
+        else asks.set(state.list.engine, { k: Math.min(state.leg.cap, Math.max(wanted, state.topAsked + wanted - state.list.hits.length)), cursor: undefined, from: 0 });
       }
       const outcome = await fanout({
         method: input.method,
@@ -152,7 +156,8 @@ export async function servePage(input: PageInput, ctx: CallContext, fed: Federat
         if ('error' in clean) throw new RcpError(ErrorCode.BackendUnavailable, `engine ${success.engine.id} answered malformed results: ${clean.error}`, { retryable: true });
         state.list = { ...state.list, hits: mergeChunk(ask.from === 0 ? [] : state.list.hits, clean.hits) };
         state.cursor = paginates(success.engine) && typeof success.result.nextCursor === 'string' ? success.result.nextCursor : undefined;
-        state.exhausted = isExhausted(success.engine, success.result, ask.k);
+        state.exhausted = isExhausted(success.engine, success.result, ask.k) || dropped(success.result, clean.hits.length, ask.k);
+        if (ask.cursor === undefined) state.topAsked = ask.k;
       }
     }
     const lists = [...states.values()].map((state) => state.list);
@@ -191,6 +196,12 @@ function paginates(engine: Engine): boolean {
 function isExhausted(engine: Engine, result: JsonObject, asked: number): boolean {
   const returned = Array.isArray(result.hits) ? result.hits.length : 0;
   return returned < asked || (paginates(engine) && typeof result.nextCursor !== 'string');
+}
+
+/** Hits were dropped as malformed: reading deeper into such an engine is not worth more calls. */
+function dropped(result: JsonObject, kept: number, asked: number): boolean {
+  const returned = Array.isArray(result.hits) ? result.hits.length : 0;
+  return kept < Math.min(returned, asked);
 }
 
 /** Append a deeper chunk, dropping ids already present (an engine's pages may overlap). */

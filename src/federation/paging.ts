@@ -52,16 +52,18 @@ function truncate(lists: readonly RankedList[], depth: Readonly<Record<string, n
   return lists.map((list) => ({ ...list, hits: list.hits.slice(0, segmentDepth(depth[list.engine] ?? 0, segment)) }));
 }
 
-/** The new hits of segment `segment`, in fused order (see the module comment). */
-export function segmentHits(lists: readonly RankedList[], segment: number, options: Omit<PageOptions, 'maxRounds' | 'k'>): { hits: EngineHit[]; method: FusionMethod; notes: string[] } {
+/**
+ * The new hits of segment `segment`, in fused order (see the module comment): the first `limit`
+ * of them, and how many there are in all.
+ */
+export function segmentHits(lists: readonly RankedList[], segment: number, options: Omit<PageOptions, 'maxRounds' | 'k'>, limit = Infinity): { hits: EngineHit[]; total: number; method: FusionMethod; notes: string[] } {
   const exclude = new Set<string>();
   if (segment > 0) {
     for (const list of truncate(lists, options.depth, segment - 1)) {
       for (const hit of list.hits) exclude.add(dedupKey(hit, options.fusion.dedup));
     }
   }
-  const fused = fuse(truncate(lists, options.depth, segment), options.method, { ...options.fusion, k: Infinity, exclude });
-  return fused;
+  return fuse(truncate(lists, options.depth, segment), options.method, { ...options.fusion, k: limit, exclude });
 }
 
 /**
@@ -80,13 +82,14 @@ export async function fusedPage(
   let method = options.method;
   for (let round = 1; ; round++) {
     const fetched = await fetch(segment);
-    const seg = segmentHits(fetched.lists, segment, options);
+    const wanted = options.k - hits.length;
+    const seg = segmentHits(fetched.lists, segment, options, offset + wanted);
     method = seg.method;
     for (const note of [...(fetched.notes ?? []), ...seg.notes]) if (!notes.includes(note)) notes.push(note);
-    const take = seg.hits.slice(offset, offset + (options.k - hits.length));
+    const take = seg.hits.slice(offset, offset + wanted);
     hits.push(...take);
     offset += take.length;
-    if (offset < seg.hits.length) return { hits, next: { segment, offset }, method, notes };
+    if (offset < seg.total) return { hits, next: { segment, offset }, method, notes };
     // This segment is used up: the result set ends unless some engine can go deeper.
     const more = fetched.lists.some((list) => fetched.deeper.has(list.engine));
     if (!more) return { hits, next: undefined, method, notes };

@@ -133,7 +133,8 @@ export async function federatedRetrieve(rawParams: JsonObject, ctx: CallContext,
         },
         legs.map((leg) => ({ engine: leg.engine.id, weight: leg.engine.weight })),
         fed.settings.progressFramesPerSecond,
-        () => fuse(byEngineId(answeredSoFar), options.fusion, { k: params.k, rrfK: options.rrfK, dedup: options.dedup }).hits,
+        // A later page (§10) is not the running fusion's top k: it gets no partial hits.
+        () => (resume ? [] : fuse(byEngineId(answeredSoFar), options.fusion, { k: params.k, rrfK: options.rrfK, dedup: options.dedup }).hits),
       )
     : undefined;
 

@@ -49,15 +49,24 @@ export function createHttpApp(service: RcpService, options: HttpServerOptions): 
   }
   options.extend?.(app);
 
-  const limit = bodyLimit({
-    maxSize: options.maxBodyBytes,
-    // §12 -32013 PayloadTooLarge; the JSON-RPC layer never saw the body, so 413 (§5.2 transport fault).
-    onError: (c) => c.json(errorResponse(null, {
-      code: ErrorCode.PayloadTooLarge,
-      message: 'payload too large',
-      data: { detail: `request body exceeds ${options.maxBodyBytes} bytes` },
-    }), 413, { connection: 'close' }), // the rest of the body is not read: the socket cannot be reused
-  });
+  // §12 -32013 PayloadTooLarge; the JSON-RPC layer never saw the body, so 413 (§5.2 transport fault).
+  const tooLarge = (c: Context<{ Bindings: HttpBindings }>): Response => c.json(errorResponse(null, {
+    code: ErrorCode.PayloadTooLarge,
+    message: 'payload too large',
+    data: { detail: `request body exceeds ${options.maxBodyBytes} bytes` },
+  }), 413, { connection: 'close' }); // the rest of the body is not read: the socket cannot be reused
+  const webLimit = bodyLimit({ maxSize: options.maxBodyBytes, onError: tooLarge });
+  // On Node the cap is checked on the node request itself (declared length here, streamed bytes in
+  // readBody): Hono's bodyLimit would build a web Request and body stream for every call.
+  const limit = (c: Context<{ Bindings: HttpBindings }>, next: () => Promise<void>): Promise<Response | void> => {
+    const incoming = c.env?.incoming;
+    if (!incoming) return webLimit(c, next);
+    const declared = incoming.headers['content-length'];
+    if (declared !== undefined && incoming.headers['transfer-encoding'] === undefined && Number(declared) > options.maxBodyBytes) {
+      return Promise.resolve(tooLarge(c));
+    }
+    return next();
+  };
 
   const handler = async (c: Context<{ Bindings: HttpBindings }>): Promise<Response> => {
     const pathMethod = methodFromPath(c.req.path, base);
@@ -93,7 +102,8 @@ export function createHttpApp(service: RcpService, options: HttpServerOptions): 
     pathMethod: string | undefined,
     takeRelease: () => () => void,
   ): Promise<Response> => {
-    const text = await c.req.text();
+    const text = await readBody(c, options.maxBodyBytes);
+    if (text === undefined) return tooLarge(c);
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -123,7 +133,7 @@ export function createHttpApp(service: RcpService, options: HttpServerOptions): 
       }
     }
 
-    const headers = lowerHeaders(c.req.raw.headers);
+    const headers = c.env?.incoming ? nodeHeaders(c.env.incoming.rawHeaders) : lowerHeaders(c.req.raw.headers);
     const outgoing = c.env?.outgoing;
     // §7.14 over HTTP: with a session token, a posted cancel reaches the request it names.
     const sessionToken = sessions ? headers[SESSION_HEADER] : undefined;
@@ -197,6 +207,65 @@ function methodMismatch(member: unknown, pathMethod: string): ResponseMessage | 
     message: 'invalid request: path method does not match body method',
     data: { detail: `path says ${pathMethod}, body says ${member.method}` },
   });
+}
+
+const utf8 = new TextDecoder(); // as Request.text(): invalid bytes → U+FFFD, a leading BOM dropped
+
+/**
+ * The body as text, read off the node request (no web Request or stream is built per call);
+ * undefined once it exceeds `maxBytes` (a chunked body has no declared length to check first).
+ */
+function readBody(c: Context<{ Bindings: HttpBindings }>, maxBytes: number): Promise<string | undefined> {
+  const incoming = c.env?.incoming;
+  if (!incoming) return c.req.text();
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (): void => {
+      incoming.off('data', onData);
+      incoming.off('end', onEnd);
+      incoming.off('error', onError);
+      incoming.off('close', onClose);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        done();
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      done();
+      resolve(utf8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
+    };
+    const onError = (err: Error): void => {
+      done();
+      reject(err);
+    };
+    const onClose = (): void => {
+      if (incoming.readableEnded) return onEnd();
+      done();
+      reject(new Error('client closed the connection before the body ended'));
+    };
+    incoming.on('data', onData);
+    incoming.on('end', onEnd);
+    incoming.on('error', onError);
+    incoming.on('close', onClose);
+  });
+}
+
+/** Lower-cased header map from node's raw [name, value, …] list; repeats joined with ", " as Headers does. */
+function nodeHeaders(raw: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i < raw.length; i += 2) {
+    const key = raw[i]!.toLowerCase();
+    if (key === '__proto__') continue; // not a header anyone sends; it would not land in a plain object
+    const value = raw[i + 1]!;
+    out[key] = Object.hasOwn(out, key) ? `${out[key]}, ${value}` : value;
+  }
+  return out;
 }
 
 function lowerHeaders(headers: Headers): Record<string, string> {

@@ -3,6 +3,7 @@
  * JSON-RPC to `<url>/<method>` (§5.2). Asks for SSE when progress is wanted and parses it with
  * eventsource-parser. Bodies are always consumed or destroyed so sockets return to the pool.
  */
+import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import { createParser } from 'eventsource-parser';
 import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
@@ -31,16 +32,22 @@ export class HttpTransport implements UpstreamTransport {
     this.basePath = url.pathname.replace(/\/+$/, '');
   }
 
-  async call(method: string, params: JsonObject, options: UpstreamCallOptions): Promise<JsonObject> {
+  call(method: string, params: JsonObject, options: UpstreamCallOptions): Promise<JsonObject> {
+    const deadline = callSignal(options.signal, options.timeoutMs);
+    const answer = this.exchange(method, params, options, deadline);
+    answer.then(deadline.dispose, deadline.dispose);
+    return answer;
+  }
+
+  private async exchange(method: string, params: JsonObject, options: UpstreamCallOptions, deadline: CallSignal): Promise<JsonObject> {
     const id = this.nextId++;
     // SSE (and a per-leg token) only for an engine that advertised `streaming` (§5.2, §9).
     const token = options.stream === true ? nextProgressToken() : undefined;
     const outParams = token === undefined ? params : withProgressToken(params, token);
     const body = JSON.stringify({ jsonrpc: '2.0', id, method, params: outParams });
-    const timeout = AbortSignal.timeout(options.timeoutMs);
-    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    const { signal } = deadline;
     const failFromAbort = (): UpstreamError =>
-      timeout.aborted
+      deadline.timedOut()
         ? new UpstreamError('timeout', `no answer within ${options.timeoutMs} ms`)
         : new UpstreamError('aborted', `call aborted (${String(options.signal?.reason ?? 'abort')})`);
 
@@ -95,6 +102,39 @@ export class HttpTransport implements UpstreamTransport {
   }
 }
 
+interface CallSignal {
+  signal: AbortSignal;
+  timedOut: () => boolean;
+  /** Clear the timer and unhook from the caller's signal once the call settled. */
+  dispose: () => void;
+}
+
+/**
+ * One AbortController per call, aborted by the caller's signal or the timeout, whichever comes
+ * first. AbortSignal.timeout + AbortSignal.any did the same but build transferable, composite
+ * signals: measurably more work on every upstream call.
+ */
+function callSignal(parent: AbortSignal | undefined, timeoutMs: number): CallSignal {
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+  }, timeoutMs);
+  timer.unref();
+  const onAbort = (): void => controller.abort(parent?.reason);
+  if (parent?.aborted) onAbort();
+  else parent?.addEventListener('abort', onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    timedOut: () => timedOut,
+    dispose: () => {
+      clearTimeout(timer);
+      parent?.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
 function withProgressToken(params: JsonObject, token: string): JsonObject {
   const meta = isJsonObject(params._meta) ? params._meta : {};
   return { ...params, _meta: { ...meta, progressToken: token } };
@@ -102,21 +142,40 @@ function withProgressToken(params: JsonObject, token: string): JsonObject {
 
 type Body = AsyncIterable<Buffer | Uint8Array | string> & { destroy(): void };
 
-async function readCapped(body: Body, maxBytes: number, signal: AbortSignal): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    if (signal.aborted) break;
-    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    size += buf.byteLength;
-    if (size > maxBytes) {
-      body.destroy();
-      throw new UpstreamError('too-large', `answer exceeds ${maxBytes} bytes`);
-    }
-    chunks.push(buf);
-  }
-  if (signal.aborted) throw new Error('aborted');
-  return Buffer.concat(chunks, size).toString('utf8');
+/** The whole body as text, refused past `maxBytes`; plain stream events (an async iterator costs more per answer). */
+function readCapped(body: Readable, maxBytes: number, signal: AbortSignal): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    // The error listener stays: destroying an unfinished body emits 'error', which must not go unheard.
+    const done = (): void => {
+      body.off('data', onData);
+      body.off('end', onEnd);
+    };
+    const onData = (chunk: Buffer | string): void => {
+      const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      size += buf.byteLength;
+      if (size > maxBytes) {
+        done();
+        body.destroy();
+        reject(new UpstreamError('too-large', `answer exceeds ${maxBytes} bytes`));
+        return;
+      }
+      chunks.push(buf);
+    };
+    const onEnd = (): void => {
+      done();
+      if (signal.aborted) reject(new Error('aborted'));
+      else resolve((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)).toString('utf8'));
+    };
+    const onError = (err: Error): void => {
+      done();
+      reject(err); // no-op when already settled
+    };
+    body.on('data', onData);
+    body.on('end', onEnd);
+    body.on('error', onError);
+  });
 }
 
 function parseFrame(text: string): unknown {

@@ -165,11 +165,12 @@ export class StdioTransport extends EventEmitter implements UpstreamTransport {
     try {
       frame = JSON.parse(line);
     } catch {
-      // §5.1: stdout carries protocol frames only. A line we cannot parse may have been the answer
-      // to any call in flight, so none of them can be trusted to complete: fail them all now
-      // (instead of letting each sit until its timeout) and ask the engine to stop working on them.
+      // §5.1: stdout carries protocol frames only. A broken frame (it starts like JSON) may have
+      // been the answer to any call in flight, so none of them can be trusted to complete: fail
+      // them all now (instead of letting each sit until its timeout) and ask the engine to stop
+      // working on them. Plain text (a stray banner or debug print) is only dropped and logged.
       this.options.onStderr?.(`(non-JSON line on stdout dropped: ${line.slice(0, 120)})`);
-      this.abandonAll(new UpstreamError('malformed', 'engine wrote a line that is not JSON on stdout (§5.1)'));
+      if (/^\s*[[{]/.test(line)) this.abandonAll(new UpstreamError('malformed', 'engine wrote a broken JSON frame on stdout (§5.1)'));
       return;
     }
     if (!isJsonObject(frame)) return;

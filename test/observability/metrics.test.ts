@@ -6,7 +6,10 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { rpc, rpcSse, methodUrl } from '../support/http-client.js';
-import { startGateway, startHttpEngine, tmpDir, waitForEvent, writeControl, type EngineHandle, type GatewayHandle } from '../support/processes.js';
+import {
+  GATEWAY_CLI, startGateway, startHttpEngine, tmpDir, waitForEvent, writeConfig, writeControl, type EngineHandle, type GatewayHandle,
+} from '../support/processes.js';
+import { StdioClient } from '../support/stdio-client.js';
 import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { get, metricValue, origin, scrape, until } from './support.js';
 
@@ -115,6 +118,10 @@ describe('metrics at /metrics on the main port', () => {
     expect(metricValue(samples, 'rcpgw_engine_up', { engine: 'a' })).toBe(1);
     expect(metricValue(samples, 'rcpgw_engine_queue_depth', { engine: 'a' })).toBe(0);
 
+    // b's first failure (-32603, retryable) was retried before its breaker opened; a never needed one.
+    expect(metricValue(samples, 'rcpgw_retries_total', { engine: 'b' })).toBeGreaterThanOrEqual(1);
+    expect(metricValue(samples, 'rcpgw_retries_total', { engine: 'a' })).toBe(0);
+
     // Progress frames relayed equal what the client saw; nothing is in flight or streaming now.
     expect(metricValue(samples, 'rcpgw_progress_frames_total')).toBe(streamed.progress.length);
     expect(metricValue(samples, 'rcpgw_sse_streams_open')).toBe(0);
@@ -172,5 +179,31 @@ describe('metrics on a separate port', () => {
       expect((await get(`${at}/readyz`)).status).toBe(200);
     }
     expect((await get(`${opsOrigin}/nope`)).status).toBe(404);
+  });
+});
+
+describe('metrics of a stdio gateway', () => {
+  it('are served on gateway.metrics.port and count client cancels', async () => {
+    const dir = tmpDir();
+    const control = `${dir}/hang.json`;
+    writeControl(control, { fault: 'hang' });
+    const e = await engine(['--id', 'hang', '--control', control]);
+    const configFile = writeConfig(dir, { engines: [{ id: 'hang', transport: 'http', url: e.url }], gateway: { metrics: { port: 0 } } });
+    const client = new StdioClient([process.execPath, GATEWAY_CLI, 'stdio', '--config', configFile]);
+    cleanups.push(async () => client.kill());
+    const ops = (await client.waitForStderr(/metrics on (http:\/\/\S+)\/metrics/))[1]!;
+    await client.request('initialize', { protocolVersion: 1, client: { name: 'metrics-test', version: '0' }, capabilities: {} });
+    const answer = client.request('retrieve', { query: QUERY, k: 2 }, 'to-cancel');
+    await waitForEvent(e.eventsFile, (ev) => ev.ev === 'request' && ev.method === 'retrieve');
+    client.notify('notifications/cancel', { id: 'to-cancel' });
+    expect((await answer).error?.code).toBe(-32006);
+    const samples = await until('the cancel to be counted', async () => {
+      const s = await scrape(ops);
+      return metricValue(s, 'rcpgw_cancellations_total', { trigger: 'cancel' }) === 1 ? s : undefined;
+    });
+    expect(metricValue(samples, 'rcpgw_requests_total', { method: 'retrieve', code: '-32006' })).toBe(1);
+    expect(metricValue(samples, 'rcpgw_requests_total', { method: 'initialize', code: '0' })).toBe(1);
+    expect(await client.close()).toBe(0);
+    expect(client.violations).toEqual([]);
   });
 });

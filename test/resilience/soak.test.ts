@@ -43,7 +43,8 @@ beforeAll(async () => {
     ],
     gateway: {
       logLevel: 'silent',
-      breaker: { volumeThreshold: 5, resetTimeoutMs: 20, maxResetTimeoutMs: 200 },
+      // A short window, so each phase (≈ 1,000 requests) dominates it and the breaker follows the flapping.
+      breaker: { volumeThreshold: 5, resetTimeoutMs: 20, maxResetTimeoutMs: 200, rollingWindowMs: 300, rollingBuckets: 3 },
     },
   }, { baseDir: REPO_ROOT });
   gateway = new Gateway(config, {
@@ -66,7 +67,6 @@ it(`answers ${TOTAL} requests against a flapping engine exactly once, with bound
   let withoutSteady = 0;
   let sent = 0;
   let earlyHeap = 0;
-  let checkpointWaiters = 0;
 
   const one = async (id: number): Promise<void> => {
     const reply = await session.handle({ value: { jsonrpc: '2.0', id, method: 'retrieve', params: { query: QUERY, k: 5 } } }) as ResponseMessage;
@@ -79,7 +79,6 @@ it(`answers ${TOTAL} requests against a flapping engine exactly once, with bound
     while (sent < TOTAL) {
       const id = ++sent;
       if (id % FLIP_EVERY === 0) writeControl(control, { fault: (id / FLIP_EVERY) % 2 === 1 ? 'fail' : 'ok' });
-      if (id === EARLY_CHECKPOINT) checkpointWaiters++;
       await one(id);
     }
   };
@@ -106,5 +105,4 @@ it(`answers ${TOTAL} requests against a flapping engine exactly once, with bound
   expect(transitions.filter((t) => t === 'half-open>closed').length).toBeGreaterThanOrEqual(3);
   // Generous: 16,000 more requests may not even add half the early heap.
   expect(lateHeap).toBeLessThan(earlyHeap * 1.5);
-  expect(checkpointWaiters).toBeLessThanOrEqual(1);
 }, 60_000);

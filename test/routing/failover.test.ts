@@ -43,6 +43,25 @@ describe('read failover', () => {
     expect(metaOf(res).failedOver).toEqual([expect.objectContaining({ engine: 'primary', code: -32010 })]);
   });
 
+  it('moves past an engine whose circuit breaker is open without calling it', async () => {
+    const [shaky, backup] = await Promise.all([
+      fleet.engine('shaky', withRetrieve({ rerank: { methods: ['cross-encoder'] } })),
+      fleet.engine('backup', withRetrieve({ rerank: { methods: ['cross-encoder'] } })),
+    ]);
+    const tripwire = await fleet.gateway([{ engine: shaky, priority: 2 }, { engine: backup, priority: 1 }], {
+      retry: { budgetRatio: 0, minPerWindow: 0 },
+      breaker: { volumeThreshold: 1, errorThresholdPercentage: 1, resetTimeoutMs: 60_000 },
+    });
+    writeControl(shaky.control, { fault: 'fail', faultAll: true, failCode: -32010 });
+    const first = await rpc(tripwire.url, 'rerank', { query: 'q', passages: ['a'] });
+    expect(metaOf(first).engine).toBe('backup');
+    const calls = shaky.requests('rerank').length;
+    const second = await rpc(tripwire.url, 'rerank', { query: 'q', passages: ['a'] });
+    expect(metaOf(second).engine).toBe('backup');
+    expect(metaOf(second).failedOver).toEqual([expect.objectContaining({ engine: 'shaky', reason: 'circuit-open' })]);
+    expect(shaky.requests('rerank')).toHaveLength(calls);
+  });
+
   it('does not fail over on a caller error (-32602 is not retryable)', async () => {
     writeControl(primary.control, { fault: 'fail', faultAll: true, failCode: -32602 });
     const res = await rpc(gw.url, 'rerank', { query: 'graph', passages: ['graph', 'cache'] });

@@ -66,6 +66,7 @@ describe('RRF (§16.3)', () => {
     const many = (engine: string, n: number): RankedList => list(engine, Array.from({ length: n }, (_, i) => ({ id: `${engine}${i}` })));
     const out = fuse([many('a', 30), many('b', 30)], 'rrf', opts({ k: 7 }));
     expect(out.hits).toHaveLength(7);
+    expect(out.total).toBe(60); // distinct identities before the cut
     const scores = out.hits.map((h) => h.score);
     expect([...scores].sort((x, y) => y - x)).toEqual(scores);
     expect(fuse([many('a', 3)], 'rrf', opts({ k: 7 })).hits).toHaveLength(3);

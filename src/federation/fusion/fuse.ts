@@ -12,6 +12,8 @@ export interface FusionResult {
   /** The strategy actually applied (convex falls back to RRF without floors). */
   method: FusionMethod;
   notes: string[];
+  /** Distinct identities fused, before the cut to `k`. */
+  total: number;
 }
 
 type Scorer = (list: RankedList, rank: number, hit: EngineHit) => number;
@@ -84,5 +86,5 @@ export function fuse(unordered: readonly RankedList[], method: FusionMethod, opt
   const limit = Math.min(options.k, ordered.length);
   const out: EngineHit[] = new Array(limit);
   for (let i = 0; i < limit; i++) out[i] = finalizeHit(ordered[i]!);
-  return { hits: out, method: applied, notes };
+  return { hits: out, method: applied, notes, total: ordered.length };
 }
