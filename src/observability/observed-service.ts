@@ -86,6 +86,19 @@ export class ObservedService implements RcpService {
     }
   }
 
+  private requestLogger: Logger | undefined;
+
+  /**
+   * The request line goes through a child logger without redaction: the line is built from a
+   * fixed set of fields (request-log.ts) that never holds headers, env or secrets, and scanning
+   * it for the redact paths cost several times the rest of the line. Re-made when the level
+   * changes (a reload), since a child keeps the level it was made with.
+   */
+  private lineLogger(logger: Logger): Logger {
+    if (this.requestLogger?.level !== logger.level) this.requestLogger = logger.child({}, { redact: { paths: [] } });
+    return this.requestLogger;
+  }
+
   /** Session `onFinished`: metrics for every request, the info request line. */
   readonly onFinished = (info: FinishedInfo): void => {
     const { metrics, logger } = this.options;
@@ -100,7 +113,7 @@ export class ObservedService implements RcpService {
       ...(record?.traceId ? { traceId: record.traceId } : {}),
       ...(record?.query !== undefined ? { query: record.query } : {}),
     });
-    logger.info(line, 'request');
+    this.lineLogger(logger).info(line, 'request');
   };
 
   /** Hooks for the federation and the engines: metrics, and per-leg debug lines. */
