@@ -77,7 +77,7 @@ describe('a flapping engine', () => {
   });
 
   it('half-open lets exactly one trial through; its success closes the breaker', async () => {
-    writeControl(control, { fault: 'slow', delayMs: 300 });
+    writeControl(control, { fault: 'slow', delayMs: 600 });
     await waitUntil('flappy half-open', async () => (await breakerState(gateway.url, 'flappy')) === 'half-open');
     const before = requestsSeen(flappy.eventsFile);
     const answers = await Promise.all([1, 2, 3].map(() => retrieve(gateway.url, { engines: ['ok', 'flappy'] })));

@@ -4,8 +4,9 @@
  * fault is switched through its --control file. For every fault mode: the request is answered
  * exactly once, within the deadline the gateway reports, with the healthy engine's hits; the bad
  * engine's contribution is dropped (with a `_meta.degraded` entry) or sanitized (with a note);
- * nothing invalid reaches the client (every frame goes through the spec validator). At the end
- * no engine process the gateway started outlives it.
+ * nothing invalid reaches the client (every frame goes through the spec validator). An engine
+ * failing at a rate contributes exactly when it answered. At the end no engine process the
+ * gateway started outlives it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
@@ -142,6 +143,24 @@ for (const transport of ['http', 'stdio'] as const) {
     }
   });
 }
+
+describe('an engine failing at a rate', () => {
+  it('each answer either carries its hits or says it was dropped; the healthy engine always answers', async () => {
+    writeControl(httpControl, { fault: 'fail', failRate: 0.5 });
+    let contributed = 0;
+    let droppedCount = 0;
+    for (let i = 0; i < 12; i++) {
+      const result = expectHealthyAnswer(await retrieve(gateway.url, { deadlineMs: DEADLINE_MS, engines: ['ok', 'bad-http'] }), DEADLINE_MS, 'ok');
+      const hasHits = result.hits.some((h) => h.meta.engine === 'bad-http');
+      const wasDropped = (result._meta.degraded ?? []).some((d) => d.engine === 'bad-http' && d.code === -32603);
+      expect(hasHits !== wasDropped).toBe(true);
+      if (hasHits) contributed++;
+      else droppedCount++;
+    }
+    expect(contributed).toBeGreaterThan(0);
+    expect(droppedCount).toBeGreaterThan(0);
+  });
+});
 
 describe('an expired leg is aborted upstream', () => {
   it('over HTTP the socket is aborted (undici signal)', async () => {

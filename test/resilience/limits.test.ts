@@ -61,14 +61,14 @@ describe('gateway-wide in-flight cap', () => {
 
   it('over HTTP: beyond the cap, 429 with Retry-After and -32011 with retryAfterMs, before JSON-RPC', async () => {
     const before = requestsSeen(hang.eventsFile);
-    const busy = [1, 2].map(() => retrieve(gw.url, { deadlineMs: 1_000, engines: ['hang'] }));
+    const busy = [1, 2].map(() => retrieve(gw.url, { deadlineMs: 1_500, engines: ['hang'] }));
     await waitForRequests(hang.eventsFile, before + 2);
     const shed = await retrieve(gw.url, { engines: ['ok'] });
     expect(shed.status).toBe(429);
     expect(Number(shed.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(shed.error).toMatchObject({ code: -32011, data: { retryable: true, retryAfterMs: expect.any(Number) } });
     expect(shed.id).toBeNull(); // the JSON-RPC layer never saw the request
-    for (const res of await Promise.all(busy)) expect(res.error).toMatchObject({ code: -32014, data: { deadlineMs: 1_000 } });
+    for (const res of await Promise.all(busy)) expect(res.error).toMatchObject({ code: -32014, data: { deadlineMs: 1_500 } });
     // Capacity is back once they are answered.
     expectHealthyAnswer(await retrieve(gw.url, { engines: ['ok'] }), 5_000, 'ok');
   });
@@ -78,7 +78,7 @@ describe('gateway-wide in-flight cap', () => {
     try {
       expect((await client.request('initialize', { protocolVersion: 1 })).result).toBeDefined();
       const before = requestsSeen(hang.eventsFile);
-      const params = { query: QUERY, k: 3, _meta: { deadlineMs: 1_000, 'x-rcpgw': { engines: ['hang'] } } };
+      const params = { query: QUERY, k: 3, _meta: { deadlineMs: 1_500, 'x-rcpgw': { engines: ['hang'] } } };
       const busy = [client.request('retrieve', params), client.request('retrieve', params)];
       await waitForRequests(hang.eventsFile, before + 2);
       const shed = await client.request('retrieve', { query: QUERY, k: 3 });
@@ -99,7 +99,7 @@ describe('per-engine limiter and deadlines', () => {
   let gw: GatewayHandle;
   beforeAll(async () => {
     [slow, hang] = await Promise.all([
-      engine(['--id', 'slowq', '--fault', 'slow', '--delay-ms', '300']),
+      engine(['--id', 'slowq', '--fault', 'slow', '--delay-ms', '800']),
       engine(['--id', 'hangq', '--fault', 'hang']),
     ]);
     gw = await gatewayWith({

@@ -26,7 +26,7 @@ function setup(name: string): { configFile: string; hangEvents: string; slowEven
       { id: 'hang', transport: 'stdio', command: stdioEngineCommand(['--id', 'hang', '--fault', 'hang', '--events', hangEvents]) },
       { id: 'slow', transport: 'stdio', command: stdioEngineCommand(['--id', 'slow', '--fault', 'slow', '--delay-ms', '300', '--events', slowEvents]) },
     ],
-    gateway: { deadlineMs: 30_000, engineTimeoutMs: 30_000, drainTimeoutMs: 1_000, logLevel: 'warn' },
+    gateway: { deadlineMs: 30_000, engineTimeoutMs: 30_000, drainTimeoutMs: 1_500, logLevel: 'warn' },
   });
   return { configFile, hangEvents, slowEvents };
 }

@@ -1,7 +1,8 @@
 /**
  * Fusion of per-engine ranked lists (§16.3), pure. RRF is the default and always legal;
  * weighted (per-engine min-max) and convex (min anchored at the advertised `scoreFloor`) use
- * normalised scores. One scoring pass, one sort, truncated to `k`.
+ * normalised scores. One scoring pass, then the best `k` in order (a bounded heap when `k` is a
+ * small share of the candidates, else one sort).
  */
 import { dedupKey } from './dedup.js';
 import { absorb, compareEntries, finalizeHit, type FusedEntry } from './merge.js';
@@ -82,9 +83,55 @@ export function fuse(unordered: readonly RankedList[], method: FusionMethod, opt
       }
     }
   }
-  const ordered = [...entries.values()].sort(compareEntries);
-  const limit = Math.min(options.k, ordered.length);
-  const out: EngineHit[] = new Array(limit);
-  for (let i = 0; i < limit; i++) out[i] = finalizeHit(ordered[i]!);
-  return { hits: out, method: applied, notes, total: ordered.length };
+  const ordered = bestEntries([...entries.values()], options.k);
+  const out: EngineHit[] = new Array(ordered.length);
+  for (let i = 0; i < ordered.length; i++) out[i] = finalizeHit(ordered[i]!);
+  return { hits: out, method: applied, notes, total: entries.size };
+}
+
+/**
+ * The first `k` of `all` in §16.3 order, ties kept in arrival order exactly as the stable sort
+ * would. For k ≪ n a max-heap of the k best so far (root = the worst of them) rejects most
+ * candidates with one comparison instead of sorting all n.
+ */
+function bestEntries(all: FusedEntry[], k: number): FusedEntry[] {
+  const n = all.length;
+  if (k <= 0) return [];
+  if (k * 4 >= n) return all.sort(compareEntries).slice(0, k);
+  // Heap of indices into `all`; the index breaks exact ties as arrival order.
+  const worse = (a: number, b: number): boolean => {
+    const c = compareEntries(all[a]!, all[b]!);
+    return c > 0 || (c === 0 && a > b);
+  };
+  const heap: number[] = [];
+  const siftUp = (at: number): void => {
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      if (!worse(heap[at]!, heap[parent]!)) return;
+      [heap[at], heap[parent]] = [heap[parent]!, heap[at]!];
+      at = parent;
+    }
+  };
+  const siftDown = (at: number): void => {
+    for (;;) {
+      const left = at * 2 + 1;
+      if (left >= heap.length) return;
+      const right = left + 1;
+      const child = right < heap.length && worse(heap[right]!, heap[left]!) ? right : left;
+      if (!worse(heap[child]!, heap[at]!)) return;
+      [heap[at], heap[child]] = [heap[child]!, heap[at]!];
+      at = child;
+    }
+  };
+  for (let i = 0; i < n; i++) {
+    if (heap.length < k) {
+      heap.push(i);
+      siftUp(heap.length - 1);
+    } else if (worse(heap[0]!, i)) {
+      heap[0] = i;
+      siftDown(0);
+    }
+  }
+  heap.sort((a, b) => (worse(a, b) ? 1 : worse(b, a) ? -1 : 0));
+  return heap.map((i) => all[i]!);
 }
