@@ -125,16 +125,18 @@ export class Gateway implements RcpService {
     };
   }
 
-  /** One retry budget for the whole gateway (upstream/retry.ts); renewed when a reload changes its settings. */
+  /** One retry budget for the whole gateway (upstream/retry.ts); renewed only when a reload changes its settings. */
   private budgetFor(settings: GatewayConfig['gateway']['retry']): RetryBudget {
-    if (this.retry?.settings !== settings) this.retry = { settings, budget: new RetryBudget(settings) };
-    return this.retry.budget;
+    if (this.retry?.settings === settings) return this.retry.budget; // the per-request path: one comparison
+    const budget = this.retry && sameSettings(this.retry.settings, settings) ? this.retry.budget : new RetryBudget(settings);
+    this.retry = { settings, budget };
+    return budget;
   }
 
   private retry: { settings: GatewayConfig['gateway']['retry']; budget: RetryBudget } | undefined;
 
   /**
-   * Hot reload (docs/operations.md): unchanged engines are kept with their connections, breaker
+   * Hot reload (README, Operations): unchanged engines are kept with their connections, breaker
    * and state; new or changed ones are started before the switch; requests already running finish
    * on the set they started with; engines leaving the set are stopped once those requests are
    * done. Listener-bound settings keep their running values. Reloads run one at a time. Rejects
@@ -175,4 +177,8 @@ export class Gateway implements RcpService {
   private createEngine(engineConfig: GatewayConfig['engines'][number], settings = this.config.gateway): Engine {
     return new Engine(engineConfig, settings, this.options.logger.child({ engine: engineConfig.id }), this.options.hooks);
   }
+}
+
+function sameSettings(a: object, b: object): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
 }

@@ -1,7 +1,7 @@
 /**
  * Events the resilience layer (limiter, retry budget) reports for metrics. Both the engine hooks
  * and the federation hooks extend this, so whichever layer decides can report; the gateway's
- * observability wires each to a counter (names in docs/operations.md, kept stable).
+ * observability wires each to a counter (names in the README (Operations), kept stable).
  */
 export interface ResilienceHooks {
   /** A retry of an upstream call was sent (counted per retry, not per request). */

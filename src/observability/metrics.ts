@@ -6,7 +6,7 @@
  *
  * Hot paths touch pre-bound label children (cached per label tuple); gauges that mirror engine
  * state (breaker, queue depth, readiness) are read at scrape time, so many engines cost nothing
- * per request. Names and labels are documented in docs/operations.md and kept stable.
+ * per request. Names and labels are documented in the README (Operations) and kept stable.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { ErrorCode } from '../protocol/errors.js';

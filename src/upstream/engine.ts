@@ -74,7 +74,7 @@ export class Engine {
     this.breaker = new EngineBreaker(breakerSettings, {
       onTransition: (from, to, info) => {
         // Every transition is logged; an opening says for how long and how many in a row.
-        const fields = { engine: this.id, from, to, ...(to === 'open' ? { resetTimeoutMs: info.resetTimeoutMs, openings: info.openings } : {}) };
+        const fields = { from, to, ...(to === 'open' ? { resetTimeoutMs: info.resetTimeoutMs, openings: info.openings } : {}) };
         if (to === 'open') this.logger.warn(fields, 'circuit breaker transition');
         else this.logger.info(fields, 'circuit breaker transition');
         this.hooks.onBreakerTransition?.(this.id, from, to);
@@ -277,12 +277,12 @@ export class Engine {
       cwd: config.cwd,
       env: config.env,
       maxLineBytes: this.maxResponseBytes,
-      onStderr: (line) => this.logger.info({ engine: this.id, stderr: line }, 'engine stderr'),
+      onStderr: (line) => this.logger.info({ stderr: line }, 'engine stderr'),
       onLog: (frame) => this.hooks.onLog?.(this.id, frame),
     });
     transport.on('exit', (code: number | null, signal: string | null) => {
       if (this.stopping) return;
-      this.logger.warn({ engine: this.id, code, signal }, 'engine process exited; restarting');
+      this.logger.warn({ code, signal }, 'engine process exited; restarting');
       this.markDown(new UpstreamError('crashed', `process exited (${signal ?? `code ${code}`})`));
       this.scheduleRestart();
     });
@@ -312,13 +312,13 @@ export class Engine {
     this.restartAttempts = 0;
     this.lastErrorText = undefined;
     this.setStatus('ready');
-    this.logger.info({ engine: this.id, server: server.name, capabilities: Object.keys(capabilities) }, 'engine ready');
+    this.logger.info({ server: server.name, capabilities: Object.keys(capabilities) }, 'engine ready');
     for (const waiter of this.readyWaiters.splice(0)) waiter();
   }
 
   private markDown(err: unknown): void {
     this.lastErrorText = err instanceof Error ? err.message : String(err);
-    if (this.statusValue !== 'down') this.logger.warn({ engine: this.id, err: this.lastErrorText }, 'engine down');
+    if (this.statusValue !== 'down') this.logger.warn({ err: this.lastErrorText }, 'engine down');
     this.setStatus('down');
   }
 

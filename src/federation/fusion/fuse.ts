@@ -59,13 +59,17 @@ export function fuse(unordered: readonly RankedList[], method: FusionMethod, opt
   // hit's fused score does not depend on which page it is served on.
 
   const entries = new Map<string, FusedEntry>();
+  const byId = options.dedup === 'id';
+  const exclude = options.exclude !== undefined && options.exclude.size > 0 ? options.exclude : undefined;
   for (const list of lists) {
     const hits = list.hits;
     for (let i = 0; i < hits.length; i++) {
       const hit = hits[i]!;
       const rank = i + 1;
-      const key = dedupKey(hit, options.dedup);
-      if (options.exclude?.has(key)) continue; // already served on an earlier page (§10)
+      // Under `id` the map is keyed by the id string itself (its hash is cached on the string);
+      // the prefixed dedup key is built only to consult an exclusion set.
+      const key = byId ? (typeof hit.id === 'string' ? hit.id : String(hit.id)) : dedupKey(hit, options.dedup);
+      if (exclude?.has(byId ? dedupKey(hit, 'id') : key)) continue; // already served on an earlier page (§10)
       const contribution = scorer(list, rank, hit);
       const entry = entries.get(key);
       if (entry === undefined) {
