@@ -3,8 +3,8 @@
  * `npm run bench`: every scenario against processes on loopback, figures printed and appended
  * to bench/RESULTS.md. See docs/performance.md.
  *
- *   node bench/run.js [--smoke] [--only A,B,C,D,E,C2,mem,fusion] [--label TEXT] [--seconds N]
- *                     [--gateway JSON] [--no-append] [--results FILE]
+ *   node bench/run.js [--smoke] [--only A,B,D1,C,D,E,C2,mem,fusion] [--label TEXT] [--seconds N]
+ *                     [--gateway JSON] [--cli PATH/cli.js] [--no-append] [--results FILE]
  *
  * --smoke runs every scenario for a fraction of a second (and 50 SSE streams instead of 1,000),
  * prints the same figures and appends nothing: `npm test` runs it so the harness cannot rot.
@@ -28,17 +28,20 @@ const { values } = parseArgs({
     'no-append': { type: 'boolean', default: false },
     /** Extra gateway settings (JSON) for every gateway the run starts, e.g. '{"logLevel":"warn"}'. */
     gateway: { type: 'string', default: '{}' },
+    /** Another build's cli.js to benchmark (A/B comparisons); default dist/cli.js. */
+    cli: { type: 'string' },
     results: { type: 'string', default: path.join(ROOT, 'bench/RESULTS.md') },
   },
 });
 const SMOKE = values.smoke;
-const WANTED = new Set((values.only ?? 'A,B,C,D,E,C2,mem,fusion').split(',').map((s) => s.trim()));
+const WANTED = new Set((values.only ?? 'A,B,D1,C,D,E,C2,mem,fusion').split(',').map((s) => s.trim()));
 const seconds = Number(values.seconds ?? 10);
 const PLAN = SMOKE
-  ? { warmup: 0.2, seconds: 0.4, latencySeconds: 0.4, sampleInt: 100, connections: 16, latencyConnections: 4, streams: 50, fusionMs: 150 }
+  ? { warmup: 0.1, seconds: 0.25, latencySeconds: 0.25, sampleInt: 50, connections: 8, latencyConnections: 4, streams: 50, fusionMs: 100 }
   : { warmup: 3, seconds, latencySeconds: seconds, sampleInt: 250, connections: 50, latencyConnections: 8, streams: 1000, fusionMs: 4000 };
 /** The memory run holds 1,000 calls open: lift the gateway's admission, per-engine and deadline limits. */
 const GATEWAY = JSON.parse(values.gateway);
+const CLI = values.cli ? { cli: path.resolve(values.cli) } : {};
 const MEMORY_GATEWAY = { ...GATEWAY, maxInFlight: 4096, maxConcurrentPerEngine: 2048, maxQueuePerEngine: 2048, deadlineMs: 120_000, engineTimeoutMs: 120_000 };
 
 if (!existsSync(path.join(ROOT, 'dist/cli.js'))) {
@@ -101,7 +104,7 @@ async function main() {
 
   if (WANTED.has('fusion')) {
     log('fusion microbenchmark: RRF over 5 engines × 1,000 hits vs JSON.parse of the same hits');
-    const f = await fusionBench({ totalMs: PLAN.fusionMs });
+    const f = await fusionBench({ totalMs: PLAN.fusionMs, ...(values.cli ? { distDir: path.dirname(path.resolve(values.cli)) } : {}) });
     ratios['fusion÷parse'] = f.ratio;
     log(`  fusion ${f.fuseMs.toFixed(3)} ms, parse ${f.parseMs.toFixed(3)} ms (k = ${f.k})`);
     extra.push(`fusion microbenchmark: RRF 5×1000 → top ${f.k} in ${f.fuseMs.toFixed(3)} ms; JSON.parse of the same hits ${f.parseMs.toFixed(3)} ms`);
@@ -123,7 +126,7 @@ async function main() {
     }
     if (WANTED.has('B')) {
       byLabel.B = await guarded(results, 'B client → gateway → 1 engine', async () => {
-        const gw = await startGateway(engine0, { gateway: GATEWAY });
+        const gw = await startGateway(engine0, { ...CLI, gateway: GATEWAY });
         try {
           return await measure('B client → gateway → 1 engine', target(gw.url), () => processTree(gw.pid));
         } finally {
@@ -131,8 +134,18 @@ async function main() {
         }
       });
     }
+    if (WANTED.has('D1')) {
+      byLabel.D1 = await guarded(results, 'D1 bare proxy → 1 engine', async () => {
+        const bare = await startBare(engine0);
+        try {
+          return await measure('D1 bare proxy → 1 engine', target(bare.url), () => [bare.pid]);
+        } finally {
+          await bare.stop();
+        }
+      });
+    }
     if (WANTED.has('C') || WANTED.has('E')) {
-      const gw = await startGateway(engines.urls, { gateway: GATEWAY });
+      const gw = await startGateway(engines.urls, { ...CLI, gateway: GATEWAY });
       try {
         if (WANTED.has('C')) {
           byLabel.C = await guarded(results, 'C client → gateway → 3 engines', () => measure('C client → gateway → 3 engines', target(gw.url), () => processTree(gw.pid)));
@@ -156,7 +169,7 @@ async function main() {
     }
     if (WANTED.has('C2')) {
       byLabel.C2 = await guarded(results, 'C with --workers 2', async () => {
-        const gw = await startGateway(engines.urls, { gateway: GATEWAY, workers: 2 });
+        const gw = await startGateway(engines.urls, { ...CLI, gateway: GATEWAY, workers: 2 });
         try {
           return await measure('C with --workers 2', target(gw.url), () => processTree(gw.pid));
         } finally {
@@ -166,7 +179,7 @@ async function main() {
     }
     if (WANTED.has('mem')) {
       await guarded(results, 'memory', async () => {
-        const gw = await startGateway(engines.urls, { gateway: MEMORY_GATEWAY });
+        const gw = await startGateway(engines.urls, { ...CLI, gateway: MEMORY_GATEWAY });
         try {
           // Warm the gateway's code paths and connection pools first; the baseline is after that.
           await throughput(target(gw.url, true), { connections: PLAN.connections, seconds: PLAN.warmup, sampleInt: PLAN.sampleInt });
@@ -189,6 +202,9 @@ async function main() {
   ratios['B÷A'] = ratio('B', 'A');
   ratios['C÷D'] = ratio('C', 'D');
   ratios['C 2w÷1w'] = ratio('C2', 'C');
+  if (byLabel.D1 && byLabel.A) {
+    extra.push(`reference: the bare proxy D1 reaches ${(byLabel.D1.rps / byLabel.A.rps).toFixed(2)} of A (the ceiling of B÷A on this machine); B÷D1 = ${byLabel.B ? (byLabel.B.rps / byLabel.D1.rps).toFixed(2) : 'n/a'}`);
+  }
   if (byLabel.C && byLabel.D) {
     extra.push(`server CPU per request, C vs D: ${byLabel.C.cpuUsPerReq.toFixed(0)} vs ${byLabel.D.cpuUsPerReq.toFixed(0)} µs (D÷C ${(byLabel.D.cpuUsPerReq / byLabel.C.cpuUsPerReq).toFixed(2)}, the ceiling's share of the gateway's cost)`);
   }
@@ -200,6 +216,7 @@ async function main() {
   log(printTable(rows));
   log('');
   for (const r of ratioLines(ratios)) log(`ratio ${r.name} = ${r.value} (target ${r.target}): ${r.verdict}`);
+  for (const line of extra) log(`- ${line}`);
   const overrides = values.gateway !== '{}' ? `; gateway settings ${values.gateway}` : '';
   const settings = `throughput ${PLAN.seconds} s at ${PLAN.connections} connections after ${PLAN.warmup} s warm-up; latency ${PLAN.latencySeconds} s at 50 % of that scenario's req/s over ${PLAN.latencyConnections} connections; k = 10, engines answer 20 hits${overrides}`;
   if (!SMOKE && !values['no-append']) {

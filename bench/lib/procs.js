@@ -76,16 +76,16 @@ export async function startBare(engineUrls) {
 
 /**
  * The gateway from dist/ (`serve --config FILE --port 0`), federating `engineUrls` over HTTP.
- * `gateway` overrides gateway settings; `workers` adds `--workers N`.
+ * `gateway` overrides gateway settings; `workers` adds `--workers N`; `cli` runs another build.
  */
-export async function startGateway(engineUrls, { gateway = {}, workers, nodeArgs = [] } = {}) {
+export async function startGateway(engineUrls, { gateway = {}, workers, nodeArgs = [], cli = GATEWAY_CLI } = {}) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'rcp-bench-'));
   const configFile = path.join(dir, 'gateway.json');
   writeFileSync(configFile, JSON.stringify({
     engines: engineUrls.map((url, i) => ({ id: `e${i}`, transport: 'http', url })),
     gateway,
   }, null, 2));
-  const args = [...nodeArgs, GATEWAY_CLI, 'serve', '--config', configFile, '--port', '0'];
+  const args = [...nodeArgs, cli, 'serve', '--config', configFile, '--port', '0'];
   if (workers !== undefined) args.push('--workers', String(workers));
   const child = track(spawn(process.execPath, args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] }));
   let stderr = '';

@@ -183,6 +183,9 @@ export class Engine {
    * a queue behind a hanging engine never holds an answer past its deadline.
    */
   private queued<T>(signal: AbortSignal | undefined, expiresAt: number, task: () => Promise<T>): Promise<T> {
+    // A free slot now: p-limit claims it at once and starts the task on the next microtask, so
+    // there is no wait to bound: no timer, no abort listener (the transport honours both).
+    if (this.limit.activeCount < this.limit.concurrency && this.limit.pendingCount === 0) return this.limit(task);
     return new Promise<T>((resolve, reject) => {
       let state: 'waiting' | 'running' | 'gave-up' = 'waiting';
       const giveUp = (err: UpstreamError): void => {

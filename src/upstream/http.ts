@@ -140,8 +140,6 @@ function withProgressToken(params: JsonObject, token: string): JsonObject {
   return { ...params, _meta: { ...meta, progressToken: token } };
 }
 
-type Body = AsyncIterable<Buffer | Uint8Array | string> & { destroy(): void };
-
 /** The whole body as text, refused past `maxBytes`; plain stream events (an async iterator costs more per answer). */
 function readCapped(body: Readable, maxBytes: number, signal: AbortSignal): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -225,48 +223,86 @@ export function parseRetryAfter(value: unknown): number | undefined {
   return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined;
 }
 
-async function readSse(body: Body, id: number, token: string | undefined, options: UpstreamCallOptions, signal: AbortSignal): Promise<JsonObject> {
-  let final: unknown;
-  let size = 0;
-  let failure: UpstreamError | undefined;
-  const decoder = new TextDecoder();
-  const parser = createParser({
-    onEvent(event) {
-      if (final !== undefined || failure) return;
-      let frame: unknown;
+/**
+ * An SSE answer: relay progress/log frames for this leg's token, resolve with the final
+ * response frame. Driven by stream events (not an async iterator): one leg of a long-lived
+ * stream then holds no suspended generator, iterator or pending read promise.
+ */
+function readSse(body: Readable, id: number, token: string | undefined, options: UpstreamCallOptions, signal: AbortSignal): Promise<JsonObject> {
+  return new Promise((resolve, reject) => {
+    let final: unknown;
+    let size = 0;
+    let failure: UpstreamError | undefined;
+    let settled = false;
+    const decoder = new TextDecoder();
+    const parser = createParser({
+      onEvent(event) {
+        if (final !== undefined || failure) return;
+        let frame: unknown;
+        try {
+          frame = JSON.parse(event.data);
+        } catch {
+          failure = new UpstreamError('malformed', 'SSE frame is not valid JSON');
+          return;
+        }
+        if (!isJsonObject(frame)) return;
+        if (frame.method === 'notifications/progress' && isJsonObject(frame.params)) {
+          // Frames for other tokens are ignored (§9).
+          if (token !== undefined && frame.params.progressToken === token) options.onProgress?.(frame.params);
+          return;
+        }
+        if (frame.method === 'notifications/log' && isJsonObject(frame.params)) {
+          options.onLog?.(frame.params);
+          return;
+        }
+        if ('result' in frame || 'error' in frame) final = frame;
+      },
+    });
+    // The error listener stays after settling: destroying an unfinished body emits 'error'.
+    const finish = (err: unknown, value?: JsonObject): void => {
+      if (settled) return;
+      settled = true;
+      body.off('data', onData);
+      body.off('end', onEnd);
+      if (err !== undefined) reject(err);
+      else resolve(value!);
+    };
+    const onData = (chunk: Buffer | string): void => {
+      if (settled) return;
+      if (signal.aborted) {
+        body.destroy();
+        return finish(new Error('aborted'));
+      }
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      size += bytes.byteLength;
+      if (size > options.maxResponseBytes) {
+        body.destroy();
+        return finish(new UpstreamError('too-large', `answer exceeds ${options.maxResponseBytes} bytes`));
+      }
       try {
-        frame = JSON.parse(event.data);
-      } catch {
-        failure = new UpstreamError('malformed', 'SSE frame is not valid JSON');
-        return;
+        parser.feed(decoder.decode(bytes, { stream: true }));
+      } catch (err) {
+        body.destroy();
+        return finish(err); // a relay callback threw: fail this leg, never the process
       }
-      if (!isJsonObject(frame)) return;
-      if (frame.method === 'notifications/progress' && isJsonObject(frame.params)) {
-        // Frames for other tokens are ignored (§9).
-        if (token !== undefined && frame.params.progressToken === token) options.onProgress?.(frame.params);
-        return;
+      if (failure) {
+        body.destroy();
+        return finish(failure);
       }
-      if (frame.method === 'notifications/log' && isJsonObject(frame.params)) {
-        options.onLog?.(frame.params);
-        return;
+      if (final !== undefined) {
+        body.destroy(); // anything after the final frame is ignored
+        try {
+          finish(undefined, settleResponse(final, id));
+        } catch (err) {
+          finish(err);
+        }
       }
-      if ('result' in frame || 'error' in frame) final = frame;
-    },
+    };
+    const onEnd = (): void => {
+      finish(signal.aborted ? new Error('aborted') : new UpstreamError('malformed', 'SSE stream ended without a final response frame'));
+    };
+    body.on('data', onData);
+    body.on('end', onEnd);
+    body.on('error', (err: Error) => finish(err));
   });
-  for await (const chunk of body) {
-    if (signal.aborted) break;
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    size += bytes.byteLength;
-    if (size > options.maxResponseBytes) {
-      body.destroy();
-      throw new UpstreamError('too-large', `answer exceeds ${options.maxResponseBytes} bytes`);
-    }
-    parser.feed(decoder.decode(bytes, { stream: true }));
-    if (failure) throw failure;
-    if (final !== undefined) break;
-  }
-  if (signal.aborted) throw new Error('aborted');
-  if (final === undefined) throw new UpstreamError('malformed', 'SSE stream ended without a final response frame');
-  body.destroy(); // anything after the final frame is ignored
-  return settleResponse(final, id);
 }

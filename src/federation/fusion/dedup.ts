@@ -6,9 +6,7 @@ import { createHash } from 'node:crypto';
 import type { DedupPolicy, EngineHit } from './types.js';
 
 export function dedupKey(hit: EngineHit, policy: DedupPolicy): string {
-  // Under `id` every key is an id, so no prefix is needed to keep key spaces apart; the id string
-  // itself is the key, which keeps its cached hash (a built `id:…` string is hashed afresh per hit).
-  if (policy === 'id') return typeof hit.id === 'string' ? hit.id : String(hit.id);
+  if (policy === 'id') return `id:${String(hit.id)}`;
   if (policy === 'citation.uri') {
     const citation = hit.citation;
     if (citation && typeof citation === 'object' && !Array.isArray(citation)) {
