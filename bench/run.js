@@ -11,12 +11,13 @@
  */
 import { existsSync } from 'node:fs';
 import { fetch } from 'undici';
+import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fusionBench } from './lib/fusion.js';
 import { latency, throughput } from './lib/load.js';
 import { sseMemory } from './lib/memory.js';
-import { cpuMs, processTree, ROOT, startBare, startEngines, startGateway } from './lib/procs.js';
+import { cpuMs, GC_HOOK_ARGS, processTree, ROOT, startBare, startEngines, startGateway } from './lib/procs.js';
 import { appendResults, machine, printTable, ratioLines, rowsOf } from './lib/report.js';
 
 const { values } = parseArgs({
@@ -179,13 +180,15 @@ async function main() {
     }
     if (WANTED.has('mem')) {
       await guarded(results, 'memory', async () => {
-        const gw = await startGateway(engines.urls, { ...CLI, gateway: MEMORY_GATEWAY });
+        const memFile = path.join(os.tmpdir(), `rcp-bench-memory-${process.pid}.json`);
+        const gw = await startGateway(engines.urls, { ...CLI, gateway: MEMORY_GATEWAY, nodeArgs: GC_HOOK_ARGS, env: { RCPGW_BENCH_MEMFILE: memFile } });
         try {
-          // Warm the gateway's code paths and connection pools first; the baseline is after that.
-          await throughput(target(gw.url, true), { connections: PLAN.connections, seconds: PLAN.warmup, sampleInt: PLAN.sampleInt });
-          const m = await sseMemory({ gatewayUrl: gw.url, gatewayPid: gw.pid, engines, engineCount: 3, streams: PLAN.streams });
+          // Warm the code paths gently (a saturating burst would leave a heap grown far past the
+          // baseline, which the streams then fill unseen); the baseline is taken after that.
+          await throughput(target(gw.url, true), { connections: 4, seconds: PLAN.warmup, sampleInt: PLAN.sampleInt });
+          const m = await sseMemory({ gatewayUrl: gw.url, gatewayPid: gw.pid, memFile, engines, engineCount: 3, streams: PLAN.streams });
           ratios['KB per SSE stream'] = m.perStream / 1024;
-          const line = `memory: ${m.streams} open SSE streams (3 legs each): RSS ${(m.before / 2 ** 20).toFixed(1)} → ${(m.during / 2 ** 20).toFixed(1)} MiB, ${(m.perStream / 1024).toFixed(1)} KB per stream`;
+          const line = `memory: ${m.streams} open SSE streams (3 legs each): RSS ${(m.before / 2 ** 20).toFixed(1)} → ${(m.during / 2 ** 20).toFixed(1)} MiB, ${(m.perStream / 1024).toFixed(1)} KB per stream (live JS heap + external ${(m.livePerStream / 1024).toFixed(1)} KB per stream)`;
           log(`  ${line}`);
           extra.push(line);
           return undefined;

@@ -11,7 +11,7 @@ import { Gateway } from './gateway.js';
 import { startHttpServer } from './server/listen.js';
 import { serveStdio } from './server/stdio.js';
 import { Operations } from './ops/operations.js';
-import { announceListening, isGatewayWorker, parseWorkers, runPrimary, workerPort } from './server/cluster.js';
+import { announceListening, isGatewayWorker, parseWorkers, runPrimary, workerCursorSecret, workerPort } from './server/cluster.js';
 
 const DEFAULT_CONFIG = resolve(fileURLToPath(new URL('.', import.meta.url)), '../config/default.json');
 
@@ -75,8 +75,12 @@ async function serve(argv: string[]): Promise<void> {
   const workers = parseWorkers(values.workers);
   if (workers === undefined) fail(`invalid --workers "${values.workers}" (a positive integer or auto)`, 2);
   settings.port = workerPort() ?? settings.port; // a worker listens where its primary said
+  // Workers sign pagination cursors with one shared key unless the config names its own.
+  const sharedSecret = settings.cursorSecret === undefined ? workerCursorSecret() : undefined;
+  if (sharedSecret) settings.cursorSecret = sharedSecret;
   const logger = createLogger({ level: settings.logLevel });
   if (workers > 1 && !isGatewayWorker()) {
+    if (settings.httpSessions) logger.warn('gateway.httpSessions is worker-local: a cancel posted on another connection may reach another worker; use --workers 1 when clients rely on it');
     return runPrimary({ workers, host: settings.host, port: settings.port, logger, stopTimeoutMs: settings.drainTimeoutMs + 20_000 });
   }
   const ops = new Operations(loaded.config, logger);
@@ -89,7 +93,10 @@ async function serve(argv: string[]): Promise<void> {
   }
   const server = await startHttpServer(ops.attach(gateway), settings, logger, ops.httpOptions());
   // A reload keeps the listener's command-line host/port (they are restart-only anyway).
-  await ops.startSidecars(loaded.file, (next) => Object.assign(next.gateway, { host: settings.host, port: settings.port }));
+  await ops.startSidecars(loaded.file, (next) => Object.assign(next.gateway, {
+    host: settings.host, port: settings.port,
+    ...(sharedSecret && next.gateway.cursorSecret === undefined ? { cursorSecret: sharedSecret } : {}),
+  }));
   announceListening(server.url);
 
   let stopping = false;

@@ -1,10 +1,11 @@
 /**
  * Memory per open SSE stream: `streams` concurrent SSE `retrieve` calls held open by the engines
  * (each leg has sent one progress frame, the gateway has relayed it), the gateway's RSS read
- * from /proc before and while they are open; per stream = ΔRSS / streams. Then the engines are
+ * from /proc before and while they are open, each after a full GC; per stream = ΔRSS / streams. Then the engines are
  * released and every stream must end with a real answer.
  */
 import http from 'node:http';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { rssBytes } from './procs.js';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -44,21 +45,29 @@ function openStream(url, body, agent) {
   return { firstData, done };
 }
 
-/** RSS settles after a burst of allocation: take the median of a few spaced samples. */
-async function settledRss(pid) {
+/**
+ * The gateway's memory after a full collection: SIGUSR2 makes bench/lib/gc-hook.js collect and
+ * write process.memoryUsage() to `memFile`; RSS is then read from /proc a few times once it has
+ * settled (median), and the live heap (heapUsed + external) is taken from the hook's report.
+ */
+async function collected(pid, memFile) {
+  rmSync(memFile, { force: true });
+  process.kill(pid, 'SIGUSR2');
+  await until(() => existsSync(memFile), 10_000, 'the gateway\'s memory report');
+  const usage = JSON.parse(readFileSync(memFile, 'utf8'));
   const samples = [];
   for (let i = 0; i < 5; i++) {
     await sleep(100);
     samples.push(rssBytes(pid));
   }
   samples.sort((a, b) => a - b);
-  return samples[2];
+  return { rss: samples[2], live: usage.heapUsed + usage.external };
 }
 
-export async function sseMemory({ gatewayUrl, gatewayPid, engines, engineCount, streams }) {
+export async function sseMemory({ gatewayUrl, gatewayPid, memFile, engines, engineCount, streams }) {
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'retrieve', params: { query: 'rank fusion', k: 10, _meta: { progressToken: 'mem' } } });
   const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
-  const before = await settledRss(gatewayPid);
+  const before = await collected(gatewayPid, memFile);
   engines.hold(true);
   const open = [];
   let first = 0;
@@ -69,11 +78,11 @@ export async function sseMemory({ gatewayUrl, gatewayPid, engines, engineCount, 
   }
   await until(async () => first === streams && (await engines.held()) === streams * engineCount, 60_000,
     `${streams} open streams (${first} relayed a frame)`);
-  const during = await settledRss(gatewayPid);
+  const during = await collected(gatewayPid, memFile);
   engines.release();
   const bodies = await Promise.all(open.map((stream) => stream.done));
   agent.destroy();
   const complete = bodies.filter((text) => text.includes('"hits":[{') && !text.includes('"degraded"')).length;
   if (complete !== streams) throw new Error(`only ${complete} of ${streams} streams ended with a full answer`);
-  return { streams, before, during, perStream: (during - before) / streams };
+  return { streams, before: before.rss, during: during.rss, perStream: (during.rss - before.rss) / streams, livePerStream: (during.live - before.live) / streams };
 }

@@ -10,6 +10,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** Node options that let the memory scenario collect the gateway's heap on SIGUSR2. */
+export const GC_HOOK_ARGS = ['--expose-gc', '--import', path.join(ROOT, 'bench/lib/gc-hook.js')];
 const GATEWAY_CLI = path.join(ROOT, 'dist/cli.js');
 const live = new Set();
 process.once('exit', () => {
@@ -78,7 +80,7 @@ export async function startBare(engineUrls) {
  * The gateway from dist/ (`serve --config FILE --port 0`), federating `engineUrls` over HTTP.
  * `gateway` overrides gateway settings; `workers` adds `--workers N`; `cli` runs another build.
  */
-export async function startGateway(engineUrls, { gateway = {}, workers, nodeArgs = [], cli = GATEWAY_CLI } = {}) {
+export async function startGateway(engineUrls, { gateway = {}, workers, nodeArgs = [], cli = GATEWAY_CLI, env = {} } = {}) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'rcp-bench-'));
   const configFile = path.join(dir, 'gateway.json');
   writeFileSync(configFile, JSON.stringify({
@@ -87,7 +89,7 @@ export async function startGateway(engineUrls, { gateway = {}, workers, nodeArgs
   }, null, 2));
   const args = [...nodeArgs, cli, 'serve', '--config', configFile, '--port', '0'];
   if (workers !== undefined) args.push('--workers', String(workers));
-  const child = track(spawn(process.execPath, args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] }));
+  const child = track(spawn(process.execPath, args, { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] }));
   let stderr = '';
   child.stderr.setEncoding('utf8');
   const url = await new Promise((resolve, reject) => {

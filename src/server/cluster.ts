@@ -11,12 +11,19 @@
  * the whole start: its error (bad engine, port in use) is not fixed by retrying.
  */
 import cluster, { type Worker } from 'node:cluster';
+import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import os from 'node:os';
 import type { Logger } from '../observability/log.js';
 
 /** Set by the primary for its workers: the port every worker listens on. */
 export const WORKER_PORT_ENV = 'RCPGW_WORKER_PORT';
+/**
+ * Set by the primary: one pagination-cursor key for every worker, used when `gateway.cursorSecret`
+ * is not configured. Without it each worker would sign with its own random key and a cursor
+ * issued by one worker would not open on the next (§10: any replica must serve the next page).
+ */
+export const WORKER_CURSOR_SECRET_ENV = 'RCPGW_WORKER_CURSOR_SECRET';
 const LISTENING = 'rcpgw:listening';
 
 const RESTART_BASE_MS = 100;
@@ -41,6 +48,11 @@ export function isGatewayWorker(): boolean {
 export function workerPort(): number | undefined {
   const text = isGatewayWorker() ? process.env[WORKER_PORT_ENV] : undefined;
   return text === undefined ? undefined : Number(text);
+}
+
+/** The cursor key the primary handed this worker (undefined outside a worker). */
+export function workerCursorSecret(): string | undefined {
+  return isGatewayWorker() ? process.env[WORKER_CURSOR_SECRET_ENV] : undefined;
 }
 
 /** A worker tells the primary it listens; a single process prints the line itself. */
@@ -75,7 +87,7 @@ export interface PrimaryOptions {
 export async function runPrimary(options: PrimaryOptions): Promise<void> {
   const { logger } = options;
   const port = options.port === 0 ? await freePort(options.host) : options.port;
-  const env = { [WORKER_PORT_ENV]: String(port) };
+  const env = { [WORKER_PORT_ENV]: String(port), [WORKER_CURSOR_SECRET_ENV]: randomBytes(32).toString('hex') };
   const listening = new Map<Worker, string>();
   /** Workers whose process has not exited (cluster.workers may list one until its IPC closes too). */
   const live = new Set<Worker>();

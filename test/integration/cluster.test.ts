@@ -6,8 +6,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { rpc } from '../support/http-client.js';
 import { readEvents, startGateway, stdioEngineCommand, tmpDir, writeConfig, GATEWAY_CLI } from '../support/processes.js';
-import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { emittedErrors, recordEmitted, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import path from 'node:path';
 
 afterAll(() => {
@@ -25,6 +26,23 @@ const alive = (pid: number): boolean => {
     return false;
   }
 };
+
+/** A retrieve on a connection of its own: the cluster hands connections to workers in turn. */
+function retrieveOnNewConnection(url: string, params: Record<string, unknown>): Promise<{ result?: { hits: unknown[]; nextCursor?: string }; error?: { code: number; message: string } }> {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'retrieve', params });
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${url}/retrieve`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (c: string) => { text += c; }).on('end', () => {
+        const frame = JSON.parse(text) as Record<string, unknown>;
+        recordEmitted(frame, 'retrieve');
+        resolve(frame);
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
 
 async function until(check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -64,6 +82,27 @@ describe('serve --workers', () => {
       const workers = logLines(gw.stderr()).filter((l) => l.msg === 'worker started').map((l) => l.pid!).filter((pid) => pid !== victim);
       expect(await gw.stop()).toBe(0);
       for (const pid of workers) expect(alive(pid)).toBe(false);
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it('opens a cursor issued by one worker on every other (one shared key)', async () => {
+    const gw = await startGateway({
+      config: { engines: [{ id: 'local', transport: 'stdio', command: stdioEngineCommand(['--id', 'local']) }] },
+      args: ['--workers', '2'],
+    });
+    try {
+      const query = { query: 'retrieval fusion ranking', k: 2 };
+      const first = await retrieveOnNewConnection(gw.url, query);
+      const cursor = first.result?.nextCursor;
+      expect(typeof cursor).toBe('string');
+      // Fresh connections alternate between the workers: every one must serve the next page.
+      const pages = await Promise.all([1, 2, 3, 4, 5, 6].map(() => retrieveOnNewConnection(gw.url, { ...query, cursor })));
+      for (const page of pages) {
+        expect(page.error).toBeUndefined();
+        expect(page.result?.hits.length).toBe(2);
+      }
     } finally {
       await gw.stop();
     }

@@ -58,10 +58,17 @@ export function fuse(unordered: readonly RankedList[], method: FusionMethod, opt
   // Normalisation bounds are taken over each engine's whole returned list, before exclusion, so a
   // hit's fused score does not depend on which page it is served on.
 
-  const entries = new Map<string, FusedEntry>();
+  // One light record per identity while scoring; the full FusedEntry (with its list of
+  // contributions) is built only for the k that are returned. Most identities come from one
+  // engine, so a vote is kept as (list, rank) numbers rather than an object in an array.
+  const entries = new Map<string, Accumulator>();
+  const arrived: Accumulator[] = [];
   const byId = options.dedup === 'id';
   const exclude = options.exclude !== undefined && options.exclude.size > 0 ? options.exclude : undefined;
-  for (const list of lists) {
+  let group = -1; // lists of one engine are adjacent (sorted by engine): one vote per group
+  for (let l = 0; l < lists.length; l++) {
+    const list = lists[l]!;
+    if (l === 0 || list.engine !== lists[l - 1]!.engine) group++;
     const hits = list.hits;
     for (let i = 0; i < hits.length; i++) {
       const hit = hits[i]!;
@@ -73,24 +80,45 @@ export function fuse(unordered: readonly RankedList[], method: FusionMethod, opt
       const contribution = scorer(list, rank, hit);
       const entry = entries.get(key);
       if (entry === undefined) {
-        entries.set(key, {
-          key, hit, fused: contribution, weightSum: list.weight,
-          contributions: [{ engine: list.engine, rank, score: hit.score, weight: list.weight }],
-          others: undefined,
-        });
+        const created: Accumulator = { key, hit, fused: contribution, weightSum: list.weight, others: undefined, group, list: l, rank, more: undefined };
+        entries.set(key, created);
+        arrived.push(created);
       } else {
-        if (entry.contributions.some((c) => c.engine === list.engine)) continue; // one vote per engine
+        if (entry.group === group) continue; // one vote per engine
+        entry.group = group;
         entry.fused += contribution;
         entry.weightSum += list.weight;
-        entry.contributions.push({ engine: list.engine, rank, score: hit.score, weight: list.weight });
+        (entry.more ??= []).push(l, rank);
         absorb(entry, hit);
       }
     }
   }
-  const ordered = bestEntries([...entries.values()], options.k);
+  const ordered = bestEntries(arrived, options.k);
   const out: EngineHit[] = new Array(ordered.length);
-  for (let i = 0; i < ordered.length; i++) out[i] = finalizeHit(ordered[i]!);
+  for (let i = 0; i < ordered.length; i++) out[i] = finalizeHit(toEntry(ordered[i]!, lists));
   return { hits: out, method: applied, notes, total: entries.size };
+}
+
+/** A fused identity while scoring: FusedEntry without the contribution objects. */
+interface Accumulator extends Pick<FusedEntry, 'key' | 'hit' | 'fused' | 'weightSum' | 'others'> {
+  /** Engine group of the latest vote. */
+  group: number;
+  /** First vote: list index and 1-based rank. */
+  list: number;
+  rank: number;
+  /** Later votes as (list index, rank) pairs. */
+  more: number[] | undefined;
+}
+
+function contributionOf(lists: readonly RankedList[], l: number, rank: number): FusedEntry['contributions'][number] {
+  const list = lists[l]!;
+  return { engine: list.engine, rank, score: list.hits[rank - 1]!.score, weight: list.weight };
+}
+
+function toEntry(acc: Accumulator, lists: readonly RankedList[]): FusedEntry {
+  const contributions = [contributionOf(lists, acc.list, acc.rank)];
+  if (acc.more) for (let j = 0; j < acc.more.length; j += 2) contributions.push(contributionOf(lists, acc.more[j]!, acc.more[j + 1]!));
+  return { key: acc.key, hit: acc.hit, fused: acc.fused, weightSum: acc.weightSum, contributions, others: acc.others };
 }
 
 /**
@@ -98,7 +126,7 @@ export function fuse(unordered: readonly RankedList[], method: FusionMethod, opt
  * would. For k ≪ n a max-heap of the k best so far (root = the worst of them) rejects most
  * candidates with one comparison instead of sorting all n.
  */
-function bestEntries(all: FusedEntry[], k: number): FusedEntry[] {
+function bestEntries<T extends Pick<FusedEntry, 'fused' | 'weightSum' | 'hit'>>(all: T[], k: number): T[] {
   const n = all.length;
   if (k <= 0) return [];
   if (k * 4 >= n) return all.sort(compareEntries).slice(0, k);

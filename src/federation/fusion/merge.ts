@@ -22,7 +22,7 @@ function bodySize(hit: EngineHit): number {
 }
 
 /** Record another engine's copy of the same document; the richer body becomes the base. */
-export function absorb(entry: FusedEntry, hit: EngineHit): void {
+export function absorb(entry: Pick<FusedEntry, 'hit' | 'others'>, hit: EngineHit): void {
   if (bodySize(hit) > bodySize(entry.hit)) {
     (entry.others ??= []).push(entry.hit);
     entry.hit = hit;
@@ -32,7 +32,7 @@ export function absorb(entry: FusedEntry, hit: EngineHit): void {
 }
 
 /** §16.3 total order: fused score desc, then summed weight desc, then smaller stringified id. */
-export function compareEntries(a: FusedEntry, b: FusedEntry): number {
+export function compareEntries(a: Pick<FusedEntry, 'fused' | 'weightSum' | 'hit'>, b: Pick<FusedEntry, 'fused' | 'weightSum' | 'hit'>): number {
   if (a.fused !== b.fused) return b.fused - a.fused;
   if (a.weightSum !== b.weightSum) return b.weightSum - a.weightSum;
   const ida = String(a.hit.id);
