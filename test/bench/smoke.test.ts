@@ -22,10 +22,11 @@ describe('bench harness (smoke)', () => {
     expect(code, out).toBe(0);
     for (const scenario of SCENARIOS) {
       // label, req/s, p50, p99, p99.9, offered rate, CPU per request, 0 bad answers
-      expect(out, scenario).toMatch(new RegExp(`^${scenario}\\s+\\d+\\s+\\d+\\.\\d\\d\\s+\\d+\\.\\d\\d\\s+\\d+\\.\\d\\d\\s+\\d+\\s+\\d+\\s+0$`, 'm'));
+      expect(out, `${scenario}\n${out}`).toMatch(new RegExp(`^${scenario}\\s+\\d+\\s+\\d+\\.\\d\\d\\s+\\d+\\.\\d\\d\\s+\\d+\\.\\d\\d\\s+\\d+\\s+\\d+\\s+0$`, 'm'));
     }
-    for (const ratio of RATIOS) expect(out, ratio).toMatch(new RegExp(`^ratio ${ratio} = \\d+\\.\\d+ \\(target [≥≤] [\\d.]+\\): (met|missed)`, 'm'));
-    expect(out).toMatch(/memory: 50 open SSE streams \(3 legs each\): RSS [\d.]+ → [\d.]+ MiB/);
-    expect(out).toMatch(/fusion microbenchmark: RRF 5×1000 → top 100 in [\d.]+ ms; JSON\.parse of the same hits [\d.]+ ms/);
+    // 50 streams are too few for a stable RSS delta: the smoke run may even print a negative one.
+    for (const ratio of RATIOS) expect(out, `${ratio}\n${out}`).toMatch(new RegExp(`^ratio ${ratio} = -?\\d+\\.\\d+ \\(target [≥≤] [\\d.]+\\): (met|missed)`, 'm'));
+    expect(out, out).toMatch(/memory: 50 open SSE streams \(3 legs each\): RSS [\d.]+ → [\d.]+ MiB/);
+    expect(out, out).toMatch(/fusion microbenchmark: RRF 5×1000 → top 100 in [\d.]+ ms; JSON\.parse of the same hits [\d.]+ ms/);
   }, 120_000);
 });
