@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `npm run bench`: every scenario against processes on loopback, figures printed and appended
- * to bench/RESULTS.md. See docs/performance.md.
+ * to bench/RESULTS.md. See README.md (Performance).
  *
  *   node bench/run.js [--smoke] [--only A,B,D1,C,D,E,C2,mem,fusion] [--label TEXT] [--seconds N]
  *                     [--gateway JSON] [--cli PATH/cli.js] [--no-append] [--results FILE]
