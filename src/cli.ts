@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfigFile, type LoadedConfig } from './config/load.js';
-import { createLogger } from './observability/log.js';
+import { createLogger, type Logger } from './observability/log.js';
 import { Gateway } from './gateway.js';
 import { startHttpServer } from './server/listen.js';
 import { serveStdio } from './server/stdio.js';
@@ -83,14 +83,7 @@ async function serve(argv: string[]): Promise<void> {
     if (settings.httpSessions) logger.warn('gateway.httpSessions is worker-local: a cancel posted on another connection may reach another worker; use --workers 1 when clients rely on it');
     return runPrimary({ workers, host: settings.host, port: settings.port, logger, stopTimeoutMs: settings.drainTimeoutMs + 20_000 });
   }
-  const ops = new Operations(loaded.config, logger);
-  const gateway = new Gateway(loaded.config, { logger, hooks: ops.hooks });
-  try {
-    await gateway.start();
-  } catch (err) {
-    await gateway.stop();
-    fail((err as Error).message, 1);
-  }
+  const { ops, gateway } = await startGatewayOrExit(loaded, logger);
   const server = await startHttpServer(ops.attach(gateway), settings, logger, ops.httpOptions());
   // A reload keeps the listener's command-line host/port (they are restart-only anyway).
   await ops.startSidecars(loaded.file, (next) => Object.assign(next.gateway, {
@@ -116,11 +109,8 @@ async function serve(argv: string[]): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
-async function stdio(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { config: { type: 'string' }, help: { type: 'boolean' } } });
-  if (values.help) return void process.stdout.write(HELP.stdio!);
-  const loaded = loadOrExit(values.config);
-  const logger = createLogger({ level: loaded.config.gateway.logLevel });
+/** Start the engines; a `required` engine that cannot start ends the process with code 1. */
+async function startGatewayOrExit(loaded: LoadedConfig, logger: Logger): Promise<{ ops: Operations; gateway: Gateway }> {
   const ops = new Operations(loaded.config, logger);
   const gateway = new Gateway(loaded.config, { logger, hooks: ops.hooks });
   try {
@@ -129,6 +119,15 @@ async function stdio(argv: string[]): Promise<void> {
     await gateway.stop();
     fail((err as Error).message, 1);
   }
+  return { ops, gateway };
+}
+
+async function stdio(argv: string[]): Promise<void> {
+  const { values } = parseArgs({ args: argv, options: { config: { type: 'string' }, help: { type: 'boolean' } } });
+  if (values.help) return void process.stdout.write(HELP.stdio!);
+  const loaded = loadOrExit(values.config);
+  const logger = createLogger({ level: loaded.config.gateway.logLevel });
+  const { ops, gateway } = await startGatewayOrExit(loaded, logger);
   const service = ops.attach(gateway);
   await ops.startSidecars(loaded.file);
   const stop = async (): Promise<void> => {

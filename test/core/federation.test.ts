@@ -3,32 +3,19 @@
  * fusion tags, partial failure, required engines, all-failed, loop detection, deadline and
  * mode propagation.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { rpc } from '../support/http-client.js';
-import { readEvents, startGateway, startHttpEngine, stdioEngineCommand, tmpDir, waitForEvent, writeControl, type EngineHandle, type GatewayHandle } from '../support/processes.js';
-import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { readEvents, stdioEngineCommand, tmpDir, waitForEvent, writeControl } from '../support/processes.js';
+import { suiteProcesses } from '../support/suite.js';
 
 interface Hit { id: string | number; score: number; meta: { engine: string; engineRank: number; engineScore: number; fusedScore: number } }
 interface RetrieveResult { hits: Hit[]; usage?: { notes?: string[] }; _meta: { engines: string[]; degraded?: Array<{ engine: string; code: number; reason: string }>; deadlineMs: number } }
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  console.log(schemaCrossCheckBanner());
-  expect(emittedErrors()).toEqual([]);
-});
+const procs = suiteProcesses();
+const engine = procs.engine;
+const gatewayWith = procs.gateway;
 
-async function engine(args: string[]): Promise<EngineHandle> {
-  const handle = await startHttpEngine(args);
-  cleanups.push(() => handle.stop());
-  return handle;
-}
 
-async function gatewayWith(config: unknown): Promise<GatewayHandle> {
-  const handle = await startGateway({ config });
-  cleanups.push(() => handle.stop());
-  return handle;
-}
 
 describe('fusion across engines', () => {
   it('returns k fused hits, scores descending, tagged with every engine', async () => {

@@ -3,24 +3,15 @@
  * table) and `rcp-gateway engines` against a running gateway; `--help` on every command.
  */
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { rpc } from '../support/http-client.js';
-import { startGateway, startHttpEngine, stdioEngineCommand, tmpDir, writeConfig, type EngineHandle } from '../support/processes.js';
-import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { startGateway, stdioEngineCommand, tmpDir, writeConfig } from '../support/processes.js';
+import { suiteProcesses } from '../support/suite.js';
 import { runCli } from './support.js';
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  console.log(schemaCrossCheckBanner());
-  expect(emittedErrors()).toEqual([]);
-});
+const procs = suiteProcesses();
+const engine = procs.engine;
 
-async function engine(args: string[]): Promise<EngineHandle> {
-  const handle = await startHttpEngine(args);
-  cleanups.push(() => handle.stop());
-  return handle;
-}
 
 /** The table row (whitespace-split cells) whose first cell starts with `id`. */
 function row(stdout: string, id: string): string | undefined {
@@ -118,7 +109,7 @@ describe('engines', () => {
         ],
       },
     });
-    cleanups.push(() => gw.stop());
+    procs.defer(() => gw.stop());
     expect((await rpc(gw.url, 'retrieve', { query: 'graph', k: 2 })).result).toBeDefined();
     const res = await runCli(['engines', '--url', gw.url]);
     expect(res.code).toBe(0);

@@ -5,24 +5,15 @@
  * and neither lives under the RCP base path.
  */
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { rpc } from '../support/http-client.js';
-import { startGateway, startHttpEngine, stdioEngineCommand, tmpDir, waitForEvent, writeControl, type GatewayHandle } from '../support/processes.js';
-import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { startHttpEngine, stdioEngineCommand, tmpDir, waitForEvent, writeControl } from '../support/processes.js';
+import { suiteProcesses } from '../support/suite.js';
 import { get, metricValue, origin, scrape, until } from './support.js';
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  console.log(schemaCrossCheckBanner());
-  expect(emittedErrors()).toEqual([]);
-});
+const procs = suiteProcesses();
+const gateway = procs.gateway;
 
-async function gateway(config: unknown): Promise<GatewayHandle> {
-  const handle = await startGateway({ config });
-  cleanups.push(() => handle.stop());
-  return handle;
-}
 
 describe('readiness', () => {
   it('flips to 503 when every engine is down and back when one recovers', async () => {
@@ -69,7 +60,7 @@ describe('readiness', () => {
     const control = path.join(dir, 'hang.json');
     writeControl(control, { fault: 'hang' });
     const e = await startHttpEngine(['--id', 'hang', '--control', control]);
-    cleanups.push(() => e.stop());
+    procs.defer(() => e.stop());
     const gw = await gateway({
       engines: [{ id: 'hang', transport: 'http', url: e.url }],
       gateway: { metrics: { port: 0 }, drainTimeoutMs: 20_000 },

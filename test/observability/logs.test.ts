@@ -3,30 +3,17 @@
  * secrets (client and upstream Authorization headers, API keys, engine env) never written, query
  * text only with gateway.logQueries, pretty output on request.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { rpc } from '../support/http-client.js';
-import { startGateway, startHttpEngine, stdioEngineCommand, type EngineHandle, type GatewayHandle } from '../support/processes.js';
-import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { stdioEngineCommand, type GatewayHandle } from '../support/processes.js';
+import { suiteProcesses } from '../support/suite.js';
 import { logLines, until } from './support.js';
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  console.log(schemaCrossCheckBanner());
-  expect(emittedErrors()).toEqual([]);
-});
+const procs = suiteProcesses();
+const engine = procs.engine;
+const gateway = (config: unknown, env?: NodeJS.ProcessEnv): Promise<GatewayHandle> => procs.gateway(config, env ? { env } : {});
 
-async function engine(args: string[]): Promise<EngineHandle> {
-  const handle = await startHttpEngine(args);
-  cleanups.push(() => handle.stop());
-  return handle;
-}
 
-async function gateway(config: unknown, env?: NodeJS.ProcessEnv): Promise<GatewayHandle> {
-  const handle = await startGateway({ config, ...(env ? { env } : {}) });
-  cleanups.push(() => handle.stop());
-  return handle;
-}
 
 const SECRETS = ['upstream-secret-1', 'env-secret-2', 'client-secret-3', 'upstream-secret-4', 'cursor-secret-0123456789'];
 const MARKER = 'zebraquery';

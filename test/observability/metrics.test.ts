@@ -4,33 +4,18 @@
  * transitions, progress frames, SSE stream gauge, cancellations, process metrics; and the
  * separate metrics port. Every number asserted is the count of something this test did.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { rpc, rpcSse, methodUrl } from '../support/http-client.js';
-import {
-  GATEWAY_CLI, startGateway, startHttpEngine, tmpDir, waitForEvent, writeConfig, writeControl, type EngineHandle, type GatewayHandle,
-} from '../support/processes.js';
+import { GATEWAY_CLI, tmpDir, waitForEvent, writeConfig, writeControl } from '../support/processes.js';
 import { StdioClient } from '../support/stdio-client.js';
-import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { suiteProcesses } from '../support/suite.js';
 import { get, metricValue, origin, scrape, until } from './support.js';
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  console.log(schemaCrossCheckBanner());
-  expect(emittedErrors()).toEqual([]);
-});
+const procs = suiteProcesses();
+const engine = procs.engine;
+const gateway = procs.gateway;
 
-async function engine(args: string[]): Promise<EngineHandle> {
-  const handle = await startHttpEngine(args);
-  cleanups.push(() => handle.stop());
-  return handle;
-}
 
-async function gateway(config: unknown): Promise<GatewayHandle> {
-  const handle = await startGateway({ config });
-  cleanups.push(() => handle.stop());
-  return handle;
-}
 
 const QUERY = 'retrieval fusion ranking';
 
@@ -190,7 +175,7 @@ describe('metrics of a stdio gateway', () => {
     const e = await engine(['--id', 'hang', '--control', control]);
     const configFile = writeConfig(dir, { engines: [{ id: 'hang', transport: 'http', url: e.url }], gateway: { metrics: { port: 0 } } });
     const client = new StdioClient([process.execPath, GATEWAY_CLI, 'stdio', '--config', configFile]);
-    cleanups.push(async () => client.kill());
+    procs.defer(async () => client.kill());
     const ops = (await client.waitForStderr(/metrics on (http:\/\/\S+)\/metrics/))[1]!;
     await client.request('initialize', { protocolVersion: 1, client: { name: 'metrics-test', version: '0' }, capabilities: {} });
     const answer = client.request('retrieve', { query: QUERY, k: 2 }, 'to-cancel');

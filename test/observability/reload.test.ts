@@ -5,22 +5,14 @@
  * exact problem while the old config stays in force, and every request is answered exactly once.
  */
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { rpc } from '../support/http-client.js';
-import {
-  GATEWAY_CLI, readEvents, startGateway, stdioEngineCommand, tmpDir, waitForEvent, writeConfig, writeControl,
-  type GatewayHandle,
-} from '../support/processes.js';
+import { GATEWAY_CLI, readEvents, startGateway, stdioEngineCommand, tmpDir, waitForEvent, writeConfig, writeControl, type GatewayHandle } from '../support/processes.js';
 import { StdioClient } from '../support/stdio-client.js';
-import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { suiteProcesses } from '../support/suite.js';
 import { logLines, metricValue, origin, scrape, until } from './support.js';
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  console.log(schemaCrossCheckBanner());
-  expect(emittedErrors()).toEqual([]);
-});
+const procs = suiteProcesses();
 
 interface Outcome { engines: string[]; error?: number }
 
@@ -56,7 +48,7 @@ describe('hot reload over HTTP', () => {
     const b = engineEntry('b', eventsB, ['--id-prefix', 'b-']);
     const configFile = writeConfig(dir, { engines: [a] });
     gw = await startGateway({ configFile });
-    cleanups.push(() => gw.stop());
+    procs.defer(() => gw.stop());
     const traffic = load(gw.url, 4);
 
     // 1. Add b.
@@ -120,7 +112,7 @@ describe('hot reload on file change', () => {
     const b = engineEntry('b', path.join(dir, 'b.ndjson'), ['--id-prefix', 'b-']);
     const configFile = writeConfig(dir, { engines: [a], gateway: { watchConfig: true } });
     const gw = await startGateway({ configFile });
-    cleanups.push(() => gw.stop());
+    procs.defer(() => gw.stop());
     writeConfig(dir, { engines: [a, b], gateway: { watchConfig: true } });
     const line = await until('the watch reload', () => reloadedLines(gw.stderr())[0]);
     expect(line).toMatchObject({ trigger: 'watch', added: ['b'] });
@@ -145,7 +137,7 @@ describe('hot reload over stdio', () => {
     const a = engineEntry('a', eventsA);
     const configFile = writeConfig(dir, { engines: [a], gateway: { watchConfig: false } });
     const client = new StdioClient([process.execPath, GATEWAY_CLI, 'stdio', '--config', configFile]);
-    cleanups.push(async () => client.kill());
+    procs.defer(async () => client.kill());
     expect((await client.request('initialize', { protocolVersion: 1, client: { name: 'reload-test', version: '0' }, capabilities: {} })).result).toBeDefined();
 
     const answers: Array<Promise<{ error?: { code: number } }>> = [];
