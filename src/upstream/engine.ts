@@ -281,7 +281,11 @@ export class Engine {
       env: config.env,
       maxLineBytes: this.maxResponseBytes,
       onStderr: (line) => this.logger.info({ stderr: line }, 'engine stderr'),
-      onLog: (frame) => this.hooks.onLog?.(this.id, frame),
+      // Engine logs tied to no call (§17.1) land in the gateway's own log unless a hook takes them.
+      onLog: (frame) => {
+        if (this.hooks.onLog) this.hooks.onLog(this.id, frame);
+        else this.logger.debug({ level: String(frame.level ?? 'info'), message: String(frame.message ?? '').slice(0, 500) }, 'engine log');
+      },
     });
     transport.on('exit', (code: number | null, signal: string | null) => {
       if (this.stopping) return;
