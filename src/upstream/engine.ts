@@ -284,7 +284,7 @@ export class Engine {
       // Engine logs tied to no call (§17.1) land in the gateway's own log unless a hook takes them.
       onLog: (frame) => {
         if (this.hooks.onLog) this.hooks.onLog(this.id, frame);
-        else this.logger.debug({ level: String(frame.level ?? 'info'), message: String(frame.message ?? '').slice(0, 500) }, 'engine log');
+        else this.logger.debug({ engineLevel: String(frame.level ?? 'info'), engineMessage: String(frame.message ?? '').slice(0, 500) }, 'engine log');
       },
     });
     transport.on('exit', (code: number | null, signal: string | null) => {
