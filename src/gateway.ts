@@ -73,8 +73,11 @@ export class Gateway implements RcpService {
   describe(): InitializeResult {
     // Computed once engines are known and then kept: capabilities are fixed (§13.2). An engine
     // first coming up later widens the set for new sessions only.
-    if (!this.capabilitySet || this.engineList.some((e) => e.capabilities !== undefined && !this.knownAtDescribe.has(e.id))) {
-      this.knownAtDescribe = new Set(this.engineList.filter((e) => e.capabilities !== undefined).map((e) => e.id));
+    // An engine's capabilities, once learned, are never forgotten, so a count tells what changed.
+    let known = 0;
+    for (const engine of this.engineList) if (engine.capabilities !== undefined) known++;
+    if (!this.capabilitySet || known !== this.knownAtDescribe) {
+      this.knownAtDescribe = known;
       this.capabilitySet = {
         protocolVersion: PROTOCOL_VERSION,
         server: { name: this.config.gateway.name, version: GATEWAY_VERSION },
@@ -85,7 +88,8 @@ export class Gateway implements RcpService {
     return this.capabilitySet;
   }
 
-  private knownAtDescribe = new Set<string>();
+  /** How many engines had known capabilities when the set was derived. */
+  private knownAtDescribe = 0;
 
   async call(method: string, params: JsonObject, ctx: CallContext): Promise<JsonObject> {
     // The request runs on the engine set current now, even if a reload swaps it meanwhile.
@@ -165,7 +169,7 @@ export class Gateway implements RcpService {
     this.engineList = plan.slots.map((slot) => ('keep' in slot ? slot.keep : created.get(slot.create.id)!));
     this.config = config;
     this.capabilitySet = undefined;
-    this.knownAtDescribe = new Set();
+    this.knownAtDescribe = 0;
     for (const engine of plan.retire) this.retiring.add(engine);
     void this.generations.advance().then(() => Promise.all(plan.retire.map(async (engine) => {
       await engine.stop();

@@ -34,43 +34,29 @@ function flag(capability: string, key: string, params: JsonObject, metaKey: stri
   return { option: key, value: 'true', supportedBy: (caps) => caps[capability]?.[metaKey] === true };
 }
 
+/** Options whose value must be listed in capability metadata: method → [param, capability, list key]. */
+const LISTED_OPTIONS: Readonly<Record<string, readonly [string, string, string]>> = {
+  rerank: ['method', 'rerank', 'methods'], // §7.6: method MUST be in rerank.methods
+  'query/transform': ['method', 'transform', 'methods'], // §7.8
+  graph: ['op', 'graph', 'ops'], // §7.9: op MUST be in graph.ops
+  'memory/build': ['scope', 'memory', 'scopes'], // §7.17
+};
+
 /** Every option `params` selects for `method`, with the capability metadata that must list it. */
 export function optionRequirements(method: string, params: JsonObject): OptionRequirement[] {
   const out: Array<OptionRequirement | undefined> = [];
-  const str = (key: string): string | undefined => (typeof params[key] === 'string' ? (params[key] as string) : undefined);
-  switch (method) {
-    case 'embed':
-      out.push(encoding('embed', params));
-      break;
-    case 'embed/multi':
-      out.push(encoding('multiVector', params));
-      break;
-    case 'rerank': {
-      const value = str('method'); // §7.6: method MUST be in rerank.methods
-      if (value !== undefined) out.push({ option: 'method', value, supportedBy: listed('rerank', 'methods', value) });
-      break;
-    }
-    case 'query/transform': {
-      const value = str('method');
-      if (value !== undefined) out.push({ option: 'method', value, supportedBy: listed('transform', 'methods', value) });
-      break;
-    }
-    case 'graph': {
-      const value = str('op'); // §7.9: op MUST be in graph.ops
-      if (value !== undefined) out.push({ option: 'op', value, supportedBy: listed('graph', 'ops', value) });
-      break;
-    }
-    case 'memory/build': {
-      const value = str('scope');
-      if (value !== undefined) out.push({ option: 'scope', value, supportedBy: listed('memory', 'scopes', value) });
-      break;
-    }
-    case 'index/add':
-      // §7.10: server-side chunking / contextual retrieval need index.chunking / index.contextual.
-      out.push(flag('index', 'chunk', params, 'chunking'), flag('index', 'contextual', params, 'contextual'));
-      break;
-    default:
-      break;
+  const listedOption = LISTED_OPTIONS[method];
+  if (listedOption) {
+    const [option, capability, listKey] = listedOption;
+    const value = params[option];
+    if (typeof value === 'string') out.push({ option, value, supportedBy: listed(capability, listKey, value) });
+  } else if (method === 'embed') {
+    out.push(encoding('embed', params));
+  } else if (method === 'embed/multi') {
+    out.push(encoding('multiVector', params));
+  } else if (method === 'index/add') {
+    // §7.10: server-side chunking / contextual retrieval need index.chunking / index.contextual.
+    out.push(flag('index', 'chunk', params, 'chunking'), flag('index', 'contextual', params, 'contextual'));
   }
   return out.filter((r): r is OptionRequirement => r !== undefined);
 }
