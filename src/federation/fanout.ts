@@ -3,14 +3,14 @@
  * federation path, per-leg timeout, trace headers, progress routing; collects successes and
  * failures without ever rejecting. Each leg goes through the engine's breaker and limiter.
  */
-import { ErrorCode } from '../protocol/errors.js';
+import { ErrorCode, RcpError } from '../protocol/errors.js';
 import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
 import type { CallContext } from '../server/service.js';
 import { abortReasonOf } from '../server/service.js';
-import { UpstreamError } from '../upstream/errors.js';
+import { toClientError, UpstreamError } from '../upstream/errors.js';
 import type { Engine } from '../upstream/engine.js';
 import type { DegradedEntry, FederationContext } from './context.js';
-import { traceContext } from './trace.js';
+import { traceContext, type TraceContext } from './trace.js';
 import { withRetry } from '../upstream/retry.js';
 import { retryGuard } from './retrying.js';
 
@@ -75,33 +75,14 @@ export async function fanout(plan: FanoutPlan, ctx: CallContext, fed: Federation
       plan.onLegDone?.(engine, false, 'deadline');
       return;
     }
-    const base = plan.paramsFor(engine);
-    const callerMeta = isJsonObject(base._meta) ? base._meta : {};
-    // One attempt with the budget left at the moment it is sent (a retry gets less, §16.2).
-    const attempt = (): Promise<JsonObject> => {
-      const left = ctx.deadlineAt - performance.now() - reserve;
-      if (left <= 0) return Promise.reject(new UpstreamError('timeout', 'no time left before the deadline'));
-      const params: JsonObject = {
-        ...base,
-        _meta: {
-          ...callerMeta,
-          // §16.2: forward a strictly smaller remaining budget, reserving time for our own fusion.
-          deadlineMs: Math.max(1, Math.floor(left) - 1),
-          federation: forward,
-          traceId: trace.traceId,
-        },
-      };
-      return engine.call(plan.method, params, {
-        signal: ctx.signal,
-        timeoutMs: Math.floor(left),
-        headers: { traceparent: trace.traceparent },
+    try {
+      const result = await callEngine(engine, plan.method, plan.paramsFor(engine), ctx, fed, notes, {
+        trace,
+        forward,
         onProgress: plan.onLegProgress ? (frame) => plan.onLegProgress!(engine, frame) : undefined,
         onLog: plan.onLegLog ? (frame) => plan.onLegLog!(engine, frame) : undefined,
         validate: plan.validate,
       });
-    };
-    try {
-      const result = await withRetry(attempt, retryGuard(plan.method, engine, ctx, fed, notes));
       successes.push({ engine, result });
       fed.hooks.onLeg?.(engine.id, plan.method, 0, performance.now() - started);
       plan.onLegDone?.(engine, true, undefined, result);
@@ -114,6 +95,48 @@ export async function fanout(plan: FanoutPlan, ctx: CallContext, fed: Federation
     }
   }));
   return { successes, failures, traceId: trace.traceId, notes };
+}
+
+export interface EngineCallPlan {
+  /** Computed once per request and shared by its legs. */
+  trace?: TraceContext;
+  forward?: { depth: number; path: string[] };
+  onProgress?: (frame: JsonObject) => void;
+  onLog?: (frame: JsonObject) => void;
+  validate?: (result: JsonObject) => void;
+  /** A write the caller has shown safe to repeat (§7.10) may be retried like a read. */
+  idempotent?: boolean;
+}
+
+/**
+ * One call to one engine, for fan-out legs and routed calls alike: each attempt carries the
+ * budget left at the moment it is sent (a retry gets less) as a strictly smaller
+ * `_meta.deadlineMs`, the federation path and the trace (§16.2), through the retry layer.
+ * Rejects with UpstreamError.
+ */
+export function callEngine(
+  engine: Engine, method: string, params: JsonObject, ctx: CallContext, fed: FederationContext, notes: string[],
+  plan: EngineCallPlan = {},
+): Promise<JsonObject> {
+  const trace = plan.trace ?? traceContext(ctx.headers, ctx.meta.traceId);
+  const forward = plan.forward ?? federationForward(ctx, fed);
+  const callerMeta = isJsonObject(params._meta) ? params._meta : {};
+  const attempt = (): Promise<JsonObject> => {
+    const left = ctx.deadlineAt - performance.now() - fed.settings.deadlineReserveMs;
+    if (left <= 0) return Promise.reject(new UpstreamError('timeout', 'no time left before the deadline'));
+    return engine.call(method, {
+      ...params,
+      _meta: { ...callerMeta, deadlineMs: Math.max(1, Math.floor(left) - 1), federation: forward, traceId: trace.traceId },
+    }, {
+      signal: ctx.signal,
+      timeoutMs: Math.floor(left),
+      headers: { traceparent: trace.traceparent },
+      onProgress: plan.onProgress,
+      onLog: plan.onLog,
+      validate: plan.validate,
+    });
+  };
+  return withRetry(attempt, { ...retryGuard(method, engine, ctx, fed, notes), idempotent: plan.idempotent ?? false });
 }
 
 /** Classify a failed leg for `_meta.degraded` (engine id + code + reason). */
@@ -133,3 +156,31 @@ export function failureOf(engine: Engine, error: UpstreamError, ctx: CallContext
   }
   return { engine: engine.id, code, reason, detail: error.message.slice(0, 300), error };
 }
+
+/**
+ * §16.2 accounting of the legs that failed: each becomes a `_meta.degraded` entry and a
+ * `usage.notes` line; a failing `required` engine fails the whole call with that engine's code.
+ */
+export function accountFailures(failures: readonly LegFailure[], fed: FederationContext, notes: string[]): DegradedEntry[] {
+  const degraded: DegradedEntry[] = [];
+  for (const failure of failures) {
+    degraded.push({ engine: failure.engine, code: failure.code, reason: failure.reason, ...(failure.detail ? { detail: failure.detail } : {}) });
+    notes.push(`engine ${failure.engine} dropped: ${failure.reason} (${failure.code})`);
+    fed.hooks.onDegraded?.(failure.engine, failure.reason);
+    const engine = fed.engines.find((e) => e.id === failure.engine);
+    if (engine?.required) throw toClientError(failure.error, engine.id);
+  }
+  return degraded;
+}
+
+/**
+ * No engine answered: -32010, never an empty success (§16.2, "no results" and "nothing answered"
+ * must differ), or -32014 when every leg ran out of time (§13.1).
+ */
+export function nothingAnswered(failures: readonly LegFailure[], degraded: readonly DegradedEntry[], ctx: CallContext): RcpError {
+  const allDeadline = failures.length > 0 && failures.every((f) => f.code === ErrorCode.Timeout);
+  return new RcpError(allDeadline ? ErrorCode.Timeout : ErrorCode.BackendUnavailable,
+    allDeadline ? 'no engine answered before the deadline' : 'every engine failed',
+    { retryable: true, deadlineMs: ctx.deadlineMs, engines: degraded.map((d) => ({ engine: d.engine, code: d.code, reason: d.reason })) });
+}
+

@@ -5,15 +5,15 @@
  * `neighbors`) return one engine's view of its own graph and route to one engine (routing.ts),
  * as does any op sent to an engine the client names.
  */
-import { ErrorCode, RcpError } from '../protocol/errors.js';
+import { RcpError } from '../protocol/errors.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
 import { GraphParamsSchema, parseParams } from '../protocol/params.js';
 import { stringArray } from '../protocol/capabilities.js';
 import type { CallContext } from '../server/service.js';
-import { toClientError, UpstreamError } from '../upstream/errors.js';
+import { UpstreamError } from '../upstream/errors.js';
 import type { Engine } from '../upstream/engine.js';
 import type { FederationContext } from './context.js';
-import { fanout, failureOf, onPath } from './fanout.js';
+import { accountFailures, fanout, failureOf, nothingAnswered, onPath } from './fanout.js';
 import type { RankedList } from './fusion/types.js';
 import { pagedLeg, resumeFrom, servePage, type PagedLeg } from './pages.js';
 import { stripGatewayMeta } from './retrieve.js';
@@ -80,15 +80,8 @@ export async function federatedGraph(rawParams: JsonObject, ctx: CallContext, fe
       }
     }
   }
-  const degraded = failures.map((f) => ({ engine: f.engine, code: f.code, reason: f.reason }));
-  for (const failure of failures) {
-    notes.push(`engine ${failure.engine} dropped: ${failure.reason} (${failure.code})`);
-    const engine = fed.engines.find((e) => e.id === failure.engine);
-    if (engine?.required) throw toClientError(failure.error, engine.id);
-  }
-  if (lists.length === 0) {
-    throw new RcpError(ErrorCode.BackendUnavailable, 'every engine failed', { retryable: true, engines: degraded });
-  }
+  const degraded = accountFailures(failures, fed, notes);
+  if (lists.length === 0) throw nothingAnswered(failures, degraded, ctx);
   const page = await servePage({
     method: 'graph', params: rawParams, k, options, lists, firstAnswers, legs: [...legs.values()], resume, paramsFor,
   }, ctx, fed);

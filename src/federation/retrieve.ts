@@ -7,10 +7,10 @@ import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
 import { RetrieveParamsSchema, parseParams, type RetrieveParams } from '../protocol/params.js';
 import { finiteNumber, positiveInt, stringArray } from '../protocol/capabilities.js';
 import type { CallContext } from '../server/service.js';
-import { toClientError, UpstreamError } from '../upstream/errors.js';
+import { UpstreamError } from '../upstream/errors.js';
 import type { Engine } from '../upstream/engine.js';
-import type { DegradedEntry, FederationContext } from './context.js';
-import { fanout, failureOf, onPath, type LegFailure } from './fanout.js';
+import type { FederationContext } from './context.js';
+import { accountFailures, fanout, failureOf, nothingAnswered, onPath, type LegFailure } from './fanout.js';
 import { fuse } from './fusion/fuse.js';
 import type { FusionMethod, RankedList } from './fusion/types.js';
 import { ProgressRelay } from './progress.js';
@@ -49,7 +49,6 @@ export async function federatedRetrieve(rawParams: JsonObject, ctx: CallContext,
   const resume = resumeFrom('retrieve', rawParams, fed);
   const allowed = allowedEngines(options, fed.settings, 'retrieve', fed.engines);
   const notes: string[] = [];
-  const degraded: DegradedEntry[] = [];
   const strict = params.strict ?? true;
 
   // §16.2 hop budget: never forward at depth 0.
@@ -134,7 +133,7 @@ export async function federatedRetrieve(rawParams: JsonObject, ctx: CallContext,
         legs.map((leg) => ({ engine: leg.engine.id, weight: leg.engine.weight })),
         fed.settings.progressFramesPerSecond,
         // A later page (§10) is not the running fusion's top k: it gets no partial hits.
-        () => (resume ? [] : fuse(byEngineId(answeredSoFar), options.fusion, { k: params.k, rrfK: options.rrfK, dedup: options.dedup }).hits),
+        () => (resume ? [] : fuse(answeredSoFar, options.fusion, { k: params.k, rrfK: options.rrfK, dedup: options.dedup }).hits),
       )
     : undefined;
 
@@ -179,22 +178,8 @@ export async function federatedRetrieve(rawParams: JsonObject, ctx: CallContext,
     lists.push(listOf(success.engine, clean.hits));
   }
 
-  for (const failure of failures) {
-    degraded.push({ engine: failure.engine, code: failure.code, reason: failure.reason, ...(failure.detail ? { detail: failure.detail } : {}) });
-    notes.push(`engine ${failure.engine} dropped: ${failure.reason} (${failure.code})`);
-    fed.hooks.onDegraded?.(failure.engine, failure.reason);
-    const engine = fed.engines.find((e) => e.id === failure.engine);
-    // §16.2: a failing required engine fails the whole query with that engine's code.
-    if (engine?.required) throw toClientError(failure.error, engine.id);
-  }
-
-  if (lists.length === 0) {
-    const allDeadline = failures.length > 0 && failures.every((f) => f.code === ErrorCode.Timeout);
-    // §16.2: "nothing answered" is -32010, never an empty success; all timed out → -32014 (§13.1).
-    throw new RcpError(allDeadline ? ErrorCode.Timeout : ErrorCode.BackendUnavailable,
-      allDeadline ? 'no engine answered before the deadline' : 'every engine failed',
-      { retryable: true, deadlineMs: ctx.deadlineMs, engines: degraded.map((d) => ({ engine: d.engine, code: d.code, reason: d.reason })) });
-  }
+  const degraded = accountFailures(failures, fed, notes);
+  if (lists.length === 0) throw nothingAnswered(failures, degraded, ctx);
 
   // Stable list order (by engine id) so fusion never depends on arrival order (§16.3).
   lists.sort(byEngineIdOrder);
@@ -222,10 +207,6 @@ export async function federatedRetrieve(rawParams: JsonObject, ctx: CallContext,
 /** Lists in engine-id order, so fusion never depends on the order engines answered in (§16.3). */
 function byEngineIdOrder(a: RankedList, b: RankedList): number {
   return a.engine < b.engine ? -1 : a.engine > b.engine ? 1 : 0;
-}
-
-function byEngineId(lists: readonly RankedList[]): RankedList[] {
-  return [...lists].sort(byEngineIdOrder);
 }
 
 /**

@@ -20,16 +20,14 @@ import { READ_METHODS, methodGate } from '../protocol/methods.js';
 import type { CallContext } from '../server/service.js';
 import { toClientError, UpstreamError } from '../upstream/errors.js';
 import type { Engine } from '../upstream/engine.js';
-import { withRetry } from '../upstream/retry.js';
 import { unwrapHandle, wrapHandle } from './affinity.js';
 import type { FederationContext } from './context.js';
 import { cursorKey, openCursor, requestFingerprint, sealCursor } from './cursor.js';
-import { failureOf, federationForward, onPath } from './fanout.js';
+import { callEngine, failureOf, onPath } from './fanout.js';
 import { optionError, optionRequirements, unmetRequirement } from './options.js';
 import { withBoundedProgress } from './progress.js';
 import { relayLog, stripGatewayMeta } from './retrieve.js';
-import { retryGuard } from './retrying.js';
-import { traceContext, type TraceContext } from './trace.js';
+import { traceContext } from './trace.js';
 import { gatewayOptions, TARGET_HEADER, VENDOR_KEY } from './vendor.js';
 
 export { TARGET_HEADER };
@@ -146,35 +144,6 @@ function sameModel(engines: readonly Engine[], capability: string): Engine[] {
   });
 }
 
-/**
- * One call to one engine with the request's remaining deadline, federation path, trace and
- * progress/log relay, through the retry layer (reads, and writes the caller marks `idempotent`).
- * Rejects with UpstreamError.
- */
-export function callEngine(
-  engine: Engine, method: string, params: JsonObject, ctx: CallContext, fed: FederationContext, notes: string[],
-  trace: TraceContext = traceContext(ctx.headers, ctx.meta.traceId), idempotent = false,
-): Promise<JsonObject> {
-  const forward = federationForward(ctx, fed);
-  const callerMeta = isJsonObject(params._meta) ? params._meta : {};
-  const attempt = (): Promise<JsonObject> => {
-    const remaining = ctx.deadlineAt - performance.now() - fed.settings.deadlineReserveMs;
-    if (remaining <= 0) return Promise.reject(new UpstreamError('timeout', 'no time left before the deadline'));
-    return engine.call(method, {
-      ...params,
-      // §16.2: forward a strictly smaller remaining budget.
-      _meta: { ...callerMeta, deadlineMs: Math.max(1, Math.floor(remaining) - 1), federation: forward, traceId: trace.traceId },
-    }, {
-      signal: ctx.signal,
-      timeoutMs: Math.floor(remaining),
-      headers: { traceparent: trace.traceparent },
-      onProgress: ctx.progress ? (frame) => ctx.progress?.(progressFrom(engine.id, frame)) : undefined,
-      onLog: ctx.log ? (frame) => relayLog(ctx, engine.id, frame) : undefined,
-    });
-  };
-  return withRetry(attempt, { ...retryGuard(method, engine, ctx, fed, notes), idempotent });
-}
-
 /** Call the first healthy candidate; fail over (reads only) on retryable errors within the deadline. */
 export async function routeToOne(method: string, params: JsonObject, callerCtx: CallContext, fed: FederationContext): Promise<JsonObject> {
   // One engine's progress, relayed monotone and rate-bounded like a fan-out's (§9).
@@ -196,7 +165,11 @@ export async function routeToOne(method: string, params: JsonObject, callerCtx: 
     if (ctx.deadlineAt - performance.now() - fed.settings.deadlineReserveMs <= 0) break;
     const started = performance.now();
     try {
-      const result = await callEngine(engine, method, outbound, ctx, fed, notes, trace);
+      const result = await callEngine(engine, method, outbound, ctx, fed, notes, {
+        trace,
+        onProgress: ctx.progress ? (frame) => ctx.progress?.(progressFrom(engine.id, frame)) : undefined,
+        onLog: ctx.log ? (frame) => relayLog(ctx, engine.id, frame) : undefined,
+      });
       fed.hooks.onLeg?.(engine.id, method, 0, performance.now() - started);
       return finishRouted(method, params, result, { engine, route, tried, notes, traceId: trace.traceId }, fed);
     } catch (err) {
@@ -255,7 +228,7 @@ function finishRouted(method: string, params: JsonObject, result: JsonObject, se
   return out;
 }
 
-function progressFrom(engineId: string, frame: JsonObject): { progress?: number; stage?: string; message?: string } {
+export function progressFrom(engineId: string, frame: JsonObject): { progress?: number; stage?: string; message?: string } {
   const progress = typeof frame.progress === 'number' && Number.isFinite(frame.progress) ? Math.min(1, Math.max(0, frame.progress)) : undefined;
   const stage = typeof frame.stage === 'string' && frame.stage.length > 0 ? frame.stage.slice(0, 32) : undefined; // untrusted: bounded
   const message = `${stage ?? 'working'} from engine ${engineId}${typeof frame.message === 'string' ? `: ${frame.message.slice(0, 200)}` : ''}`;

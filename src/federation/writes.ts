@@ -21,10 +21,10 @@ import type { CallContext } from '../server/service.js';
 import { toClientError, UpstreamError } from '../upstream/errors.js';
 import type { Engine } from '../upstream/engine.js';
 import type { FederationContext } from './context.js';
-import { failureOf, onPath } from './fanout.js';
+import { callEngine, failureOf, onPath } from './fanout.js';
 import { optionError, optionRequirements, unmetRequirement } from './options.js';
-import { stripGatewayMeta } from './retrieve.js';
-import { callEngine } from './routing.js';
+import { relayLog, stripGatewayMeta } from './retrieve.js';
+import { progressFrom } from './routing.js';
 import { traceContext } from './trace.js';
 import { gatewayOptions, TARGET_HEADER, VENDOR_KEY } from './vendor.js';
 
@@ -103,7 +103,13 @@ export async function federatedWrite(method: string, params: JsonObject, ctx: Ca
     }
     const started = performance.now();
     try {
-      const result = await callEngine(engine, method, outbound, ctx, fed, notes, trace, idempotent);
+      const result = await callEngine(engine, method, outbound, ctx, fed, notes, {
+        trace,
+        idempotent,
+        // One writer's progress is relayed as is; several broadcast writers' would interleave.
+        onProgress: ctx.progress && targets.length === 1 ? (frame) => ctx.progress?.(progressFrom(engine.id, frame)) : undefined,
+        onLog: ctx.log ? (frame) => relayLog(ctx, engine.id, frame) : undefined,
+      });
       fed.hooks.onLeg?.(engine.id, method, 0, performance.now() - started);
       return { engine, result };
     } catch (err) {
