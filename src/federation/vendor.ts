@@ -77,16 +77,17 @@ export function gatewayOptions(params: JsonObject, settings: GatewaySettings, co
  * request names must exist (-32602).
  */
 export function allowedEngines(options: GatewayOptions, settings: GatewaySettings, method: string, known: readonly { id: string }[]): Set<string> | undefined {
+  if (options.engine === undefined && options.engines === undefined) {
+    const routed = routeEngineIds(settings.routes[method]);
+    return routed !== undefined ? new Set(routed) : undefined; // the common path: no per-request set to build
+  }
   const ids = new Set(known.map((engine) => engine.id));
   if (options.engine !== undefined) {
     if (!ids.has(options.engine)) throw RcpError.invalidParams(`_meta.${VENDOR_KEY}.engine`, `unknown engine "${options.engine}"`);
     return new Set([options.engine]);
   }
-  if (options.engines !== undefined) {
-    const unknown = options.engines.find((id) => !ids.has(id));
-    if (unknown !== undefined) throw RcpError.invalidParams(`_meta.${VENDOR_KEY}.engines`, `unknown engine "${unknown}"`);
-    return new Set(options.engines);
-  }
-  const routed = routeEngineIds(settings.routes[method]);
-  return routed !== undefined ? new Set(routed) : undefined;
+  const named = options.engines ?? [];
+  const unknown = named.find((id) => !ids.has(id));
+  if (unknown !== undefined) throw RcpError.invalidParams(`_meta.${VENDOR_KEY}.engines`, `unknown engine "${unknown}"`);
+  return new Set(named);
 }
