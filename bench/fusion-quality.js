@@ -20,12 +20,12 @@ import { parseArgs } from 'node:util';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = (rel) => import(pathToFileURL(path.join(ROOT, 'dist', rel)).href);
-if (!existsSync(path.join(ROOT, 'dist/federation/fusion/fuse.js'))) {
+if (!existsSync(path.join(ROOT, 'dist/core/federation/fusion/fuse.js'))) {
   process.stderr.write('fusion-quality: dist/ is missing; run `npm run build` first\n');
   process.exit(2);
 }
 const [{ createBm25Engine }, { fuse }, { loadCranfieldEval, evaluateRun }] = await Promise.all([
-  dist('engines/bm25/index.js'), dist('federation/fusion/fuse.js'), dist('eval/cranfield.js'),
+  dist('demo/bm25/index.js'), dist('core/federation/fusion/fuse.js'), dist('demo/eval/cranfield.js'),
 ]);
 
 const { values } = parseArgs({

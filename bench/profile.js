@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Profile the gateway under a benchmark scenario: start the fast engines, run
- * `node --cpu-prof dist/cli.js serve …` in front of them, load it with autocannon, stop it
+ * `node --cpu-prof dist/cli/main.js serve …` in front of them, load it with autocannon, stop it
  * (the profile is written on exit) and print the top self-time functions.
  *
  *   node bench/profile.js [--scenario C|B|E] [--seconds 10] [--connections 50] [--out DIR]

@@ -23,7 +23,7 @@ import { Pool } from 'undici';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ENGINE = path.join(ROOT, 'test/engines/test-engine.mjs');
-const GATEWAY = path.join(ROOT, 'dist/cli.js');
+const GATEWAY = path.join(ROOT, 'dist/cli/main.js');
 
 const { values } = parseArgs({
   options: {

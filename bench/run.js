@@ -29,7 +29,7 @@ const { values } = parseArgs({
     'no-append': { type: 'boolean', default: false },
     /** Extra gateway settings (JSON) for every gateway the run starts, e.g. '{"logLevel":"warn"}'. */
     gateway: { type: 'string', default: '{}' },
-    /** Another build's cli.js to benchmark (A/B comparisons); default dist/cli.js. */
+    /** Another build's cli.js to benchmark (A/B comparisons); default dist/cli/main.js. */
     cli: { type: 'string' },
     results: { type: 'string', default: path.join(ROOT, 'bench/RESULTS.md') },
   },
@@ -45,8 +45,8 @@ const GATEWAY = JSON.parse(values.gateway);
 const CLI = values.cli ? { cli: path.resolve(values.cli) } : {};
 const MEMORY_GATEWAY = { ...GATEWAY, maxInFlight: 4096, maxConcurrentPerEngine: 2048, maxQueuePerEngine: 2048, deadlineMs: 120_000, engineTimeoutMs: 120_000 };
 
-if (!existsSync(path.join(ROOT, 'dist/cli.js'))) {
-  process.stderr.write('bench: dist/cli.js is missing; run `npm run build` first (or `npm run bench`, which builds)\n');
+if (!existsSync(path.join(ROOT, 'dist/cli/main.js'))) {
+  process.stderr.write('bench: dist/cli/main.js is missing; run `npm run build` first (or `npm run bench`, which builds)\n');
   process.exit(2);
 }
 

@@ -40,7 +40,7 @@ function timeBatch(fn, batchMs) {
 }
 
 export async function fusionBench({ engines = 5, hits = 1000, k = 100, totalMs = 3000, distDir = path.join(ROOT, 'dist') } = {}) {
-  const { fuse } = await import(pathToFileURL(path.join(distDir, 'federation/fusion/fuse.js')).href);
+  const { fuse } = await import(pathToFileURL(path.join(distDir, 'core/federation/fusion/fuse.js')).href);
   const texts = lists(engines, hits).map((list) => JSON.stringify(list));
   const parse = () => texts.map((text) => JSON.parse(text));
   const parsed = parse().map((list, e) => ({ engine: `e${e}`, weight: 1, hits: list }));

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** Node options that let the memory scenario collect the gateway's heap on SIGUSR2. */
 export const GC_HOOK_ARGS = ['--expose-gc', '--import', path.join(ROOT, 'bench/lib/gc-hook.js')];
-const GATEWAY_CLI = path.join(ROOT, 'dist/cli.js');
+const GATEWAY_CLI = path.join(ROOT, 'dist/cli/main.js');
 const live = new Set();
 process.once('exit', () => {
   for (const child of live) child.kill('SIGKILL');

@@ -4,10 +4,10 @@
  * Exit codes: 0 all good, 1 an engine is unreachable, 2 the config is invalid or usage is wrong.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfigFile } from '../config/load.js';
-import { BreakerSettingsSchema, type BreakerSettings, type EngineConfig, type GatewayConfig } from '../config/schema.js';
-import { silentLogger } from '../observability/log.js';
-import { Engine } from '../upstream/engine.js';
+import { ConfigError, loadConfigFile } from '../node/config/load.js';
+import { BreakerSettingsSchema, type BreakerSettings, type EngineConfig, type GatewayConfig } from '../core/config/schema.js';
+import { silentLogger } from '../node/observability/log.js';
+import { Engine } from '../core/upstream/engine.js';
 import { renderTable } from './table.js';
 
 export const CHECK_CONFIG_HELP = `rcp-gateway check-config [--config FILE] [--timeout MS] [--no-probe] [--json]

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseConfig, ConfigError, loadConfigFile } from '../../src/config/load.js';
+import { parseConfig, ConfigError, loadConfigFile } from '../../src/node/config/load.js';
 import { rpc } from '../support/http-client.js';
 import { ENGINE_PATH, GATEWAY_CLI, REPO_ROOT, startGateway, tmpDir, writeConfig, type GatewayHandle } from '../support/processes.js';
 

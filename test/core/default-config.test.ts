@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
-import { evaluateRun, loadCranfieldEval } from '../../src/eval/cranfield.js';
+import { evaluateRun, loadCranfieldEval } from '../../src/demo/eval/cranfield.js';
 import { rpc } from '../support/http-client.js';
 import { REPO_ROOT, startGateway, type GatewayHandle } from '../support/processes.js';
 import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';

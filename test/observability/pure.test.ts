@@ -3,12 +3,12 @@
  * (the process-level suites show them wired up; these pin every branch).
  */
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load.js';
-import type { EngineConfig } from '../../src/config/schema.js';
-import { readiness } from '../../src/observability/health.js';
-import { codeLabel, methodLabel } from '../../src/observability/metrics.js';
-import { carryRestartOnly, planReload } from '../../src/ops/reload-plan.js';
-import { Generations } from '../../src/ops/generations.js';
+import { parseConfig } from '../../src/node/config/load.js';
+import type { EngineConfig } from '../../src/core/config/schema.js';
+import { readiness } from '../../src/core/http/health.js';
+import { codeLabel, methodLabel } from '../../src/node/observability/metrics.js';
+import { carryRestartOnly, planReload } from '../../src/core/ops/reload-plan.js';
+import { Generations } from '../../src/core/ops/generations.js';
 
 const view = (id: string, status: string, breaker: string) => ({ id, status, queueDepth: 0, activeCalls: 0, breaker: { currentState: breaker } });
 

@@ -9,11 +9,11 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { parseConfig } from '../../src/config/load.js';
-import { Gateway } from '../../src/gateway.js';
-import { silentLogger } from '../../src/observability/log.js';
-import { Session } from '../../src/server/session.js';
-import type { ResponseMessage } from '../../src/protocol/jsonrpc.js';
+import { parseConfig } from '../../src/node/config/load.js';
+import { Gateway } from '../../src/core/gateway/gateway.js';
+import { silentLogger } from '../../src/node/observability/log.js';
+import { Session } from '../../src/core/session/session.js';
+import type { ResponseMessage } from '../../src/core/protocol/jsonrpc.js';
 import { REPO_ROOT, stdioEngineCommand, tmpDir, writeControl } from '../support/processes.js';
 import { enginePids, expectAllGone, QUERY } from './helpers.js';
 

@@ -4,12 +4,12 @@
  * NDJSON splitter's bound on hostile lines.
  */
 import { describe, expect, it } from 'vitest';
-import { EngineBreaker, type BreakerState, type TransitionInfo } from '../../src/upstream/breaker.js';
-import { UpstreamError } from '../../src/upstream/errors.js';
-import { RetryBudget, withRetry, type RetryDecision, type RetryGuard } from '../../src/upstream/retry.js';
-import { AdmissionGate, InFlightRegistry } from '../../src/server/admission.js';
-import { LineSplitter } from '../../src/server/ndjson.js';
-import type { BreakerSettings } from '../../src/config/schema.js';
+import { EngineBreaker, type BreakerState, type TransitionInfo } from '../../src/core/resilience/breaker.js';
+import { UpstreamError } from '../../src/core/upstream/errors.js';
+import { RetryBudget, withRetry, type RetryDecision, type RetryGuard } from '../../src/core/resilience/retry.js';
+import { AdmissionGate, InFlightRegistry } from '../../src/core/session/admission.js';
+import { LineSplitter } from '../../src/core/protocol/ndjson.js';
+import type { BreakerSettings } from '../../src/core/config/schema.js';
 
 const fault = (retryAfterMs?: number): UpstreamError =>
   new UpstreamError('remote-error', 'internal', { code: -32603, message: 'internal' }, retryAfterMs);

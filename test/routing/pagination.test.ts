@@ -5,9 +5,9 @@
  * of its result set is gone.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cursorKey, requestFingerprint, sealCursor } from '../../src/federation/cursor.js';
-import { fuse } from '../../src/federation/fusion/fuse.js';
-import type { EngineHit } from '../../src/federation/fusion/types.js';
+import { cursorKey, requestFingerprint, sealCursor } from '../../src/core/federation/cursor.js';
+import { fuse } from '../../src/core/federation/fusion/fuse.js';
+import type { EngineHit } from '../../src/core/federation/fusion/types.js';
 import type { GatewayHandle } from '../support/processes.js';
 import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { errorOf, Fleet, rpc, type TestEngine } from './fixtures.js';

@@ -4,8 +4,8 @@
  * Pure code with an injected clock; the end-to-end behaviour is in disconnect.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { HttpSessionRegistry, cancelIdsOf, requestIdsOf } from '../../src/server/http-sessions.js';
-import type { Session } from '../../src/server/session.js';
+import { HttpSessionRegistry, cancelIdsOf, requestIdsOf } from '../../src/core/session/http-sessions.js';
+import type { Session } from '../../src/core/session/session.js';
 
 /** Stands in for the per-request Session: records which ids it was asked to cancel. */
 function recorder(): Session & { cancelled: Array<string | number> } {

@@ -13,7 +13,7 @@ export { REPO_ROOT };
 /** The independent RCP test engine (plain JS, spawnable by node directly). */
 export const ENGINE_PATH = path.join(REPO_ROOT, 'test/engines/test-engine.mjs');
 /** The built gateway CLI (`npm run build` must have run). */
-export const GATEWAY_CLI = path.join(REPO_ROOT, 'dist/cli.js');
+export const GATEWAY_CLI = path.join(REPO_ROOT, 'dist/cli/main.js');
 
 // ------------------------------------------------------------ lifecycle --
 const children = new Set<ChildProcess>();
@@ -212,7 +212,7 @@ export interface GatewayHandle {
   stop(): Promise<number | null>;
 }
 
-/** Spawn `node dist/cli.js serve --config FILE --port 0` and wait for `listening on <url>`. */
+/** Spawn `node dist/cli/main.js serve --config FILE --port 0` and wait for `listening on <url>`. */
 export async function startGateway(opts: GatewayOptions): Promise<GatewayHandle> {
   const configFile = opts.configFile ?? writeConfig(tmpDir('rcp-gw-'), opts.config ?? {});
   const args = [GATEWAY_CLI, 'serve', '--config', configFile, '--port', '0', ...(opts.args ?? [])];

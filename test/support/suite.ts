@@ -10,7 +10,7 @@ import { emittedErrors, schemaCrossCheckBanner } from './spec-validator.js';
 export interface SuiteProcesses {
   /** A test engine over HTTP (see startHttpEngine). */
   engine(args: string[]): Promise<EngineHandle>;
-  /** The gateway from dist/cli.js on a config object. */
+  /** The gateway from dist/cli/main.js on a config object. */
   gateway(config: unknown, options?: Omit<GatewayOptions, 'config'>): Promise<GatewayHandle>;
   /** Anything else to undo after the file. */
   defer(cleanup: () => Promise<unknown>): void;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lightAnalyzer, memoize, porterAnalyzer, porterStem, sStem, tokenize } from '../../src/engines/bm25/analyzers.js';
+import { lightAnalyzer, memoize, porterAnalyzer, porterStem, sStem, tokenize } from '../../src/demo/bm25/analyzers.js';
 
 describe('tokenize', () => {
   it('lower-cases and splits on non-alphanumerics, keeping digits and non-ASCII letters', () => {

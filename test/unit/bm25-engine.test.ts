@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BM25_VIEWS, createBm25Engine, type Bm25Engine, type Bm25View } from '../../src/engines/bm25/index.js';
-import { findCranfieldDir, loadCranfieldDocs, type CranDoc } from '../../src/engines/bm25/corpus.js';
-import { evaluateRun, loadCranfieldEval } from '../../src/eval/cranfield.js';
+import { BM25_VIEWS, createBm25Engine, type Bm25Engine, type Bm25View } from '../../src/demo/bm25/index.js';
+import { findCranfieldDir, loadCranfieldDocs, type CranDoc } from '../../src/demo/bm25/corpus.js';
+import { evaluateRun, loadCranfieldEval } from '../../src/demo/eval/cranfield.js';
 
 const engines = new Map<Bm25View, Bm25Engine>();
 const { queries } = loadCranfieldEval();

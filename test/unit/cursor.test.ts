@@ -3,8 +3,8 @@
  * to the request they were issued for.
  */
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, cursorKey, openCursor, requestFingerprint, sealCursor, type CursorPayload } from '../../src/federation/cursor.js';
-import { RcpError } from '../../src/protocol/errors.js';
+import { canonicalJson, cursorKey, openCursor, requestFingerprint, sealCursor, type CursorPayload } from '../../src/core/federation/cursor.js';
+import { RcpError } from '../../src/core/protocol/errors.js';
 
 const key = cursorKey('a-shared-secret-of-some-length');
 const fingerprint = requestFingerprint({ query: 'q', k: 3 }, 'x-rcpgw');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { cranfieldGain, dcg, mean, mrr, ndcgAtK, recallAtK } from '../../src/eval/metrics.js';
-import { evaluateRun, loadCranfieldEval } from '../../src/eval/cranfield.js';
+import { cranfieldGain, dcg, mean, mrr, ndcgAtK, recallAtK } from '../../src/demo/eval/metrics.js';
+import { evaluateRun, loadCranfieldEval } from '../../src/demo/eval/cranfield.js';
 
 // Judgements used throughout: a is most relevant (gain 4), b next (3), c least (1).
 const J = new Map([

@@ -3,9 +3,9 @@
  * deterministic tie-break, dedup policies, merging of collapsed hits and the origin tags.
  */
 import { describe, expect, it } from 'vitest';
-import { dedupKey } from '../../src/federation/fusion/dedup.js';
-import { fuse } from '../../src/federation/fusion/fuse.js';
-import type { EngineHit, FusionOptions, RankedList } from '../../src/federation/fusion/types.js';
+import { dedupKey } from '../../src/core/federation/fusion/dedup.js';
+import { fuse } from '../../src/core/federation/fusion/fuse.js';
+import type { EngineHit, FusionOptions, RankedList } from '../../src/core/federation/fusion/types.js';
 
 const opts = (over: Partial<FusionOptions> = {}): FusionOptions => ({ k: 10, rrfK: 60, dedup: 'id', ...over });
 const list = (engine: string, hits: Array<Partial<EngineHit> & { id: string | number }>, extra: Partial<RankedList> = {}): RankedList => ({

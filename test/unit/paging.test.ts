@@ -4,9 +4,9 @@
  * big fusion of that window.
  */
 import { describe, expect, it } from 'vitest';
-import { fuse } from '../../src/federation/fusion/fuse.js';
-import type { EngineHit, FusionMethod, RankedList } from '../../src/federation/fusion/types.js';
-import { fusedPage, segmentHits, type SegmentFetch } from '../../src/federation/paging.js';
+import { fuse } from '../../src/core/federation/fusion/fuse.js';
+import type { EngineHit, FusionMethod, RankedList } from '../../src/core/federation/fusion/types.js';
+import { fusedPage, segmentHits, type SegmentFetch } from '../../src/core/federation/paging.js';
 
 /** A deterministic engine: `n` docs drawn from a shared pool, ranked by a per-engine hash. */
 function engineList(engine: string, n: number, pool: number, salt: number, floor?: number): RankedList {

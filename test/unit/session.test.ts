@@ -3,10 +3,10 @@
  * with a small service whose calls the test controls.
  */
 import { describe, expect, it } from 'vitest';
-import { Session } from '../../src/server/session.js';
-import type { CallContext, RcpService } from '../../src/server/service.js';
-import type { JsonObject, NotificationMessage, ResponseMessage } from '../../src/protocol/jsonrpc.js';
-import { RcpError } from '../../src/protocol/errors.js';
+import { Session } from '../../src/core/session/session.js';
+import type { CallContext, RcpService } from '../../src/core/service/contract.js';
+import type { JsonObject, NotificationMessage, ResponseMessage } from '../../src/core/protocol/jsonrpc.js';
+import { RcpError } from '../../src/core/protocol/errors.js';
 
 function service(overrides: Partial<RcpService> = {}): RcpService & { calls: CallContext[] } {
   const calls: CallContext[] = [];

@@ -1,0 +1,27 @@
+/**
+ * Operator commands beyond serving: check-config, engines. Loaded on demand by cli.ts.
+ */
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { checkConfig } from './check-config.js';
+import { engines } from './engines.js';
+
+const DEFAULT_CONFIG = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../config/default.json');
+
+/** Runs `command` if it is one of these; resolves false for a command it does not know. */
+export async function run(command: string, argv: string[]): Promise<boolean> {
+  let code: number;
+  switch (command) {
+    case 'check-config':
+      code = await checkConfig(argv, DEFAULT_CONFIG);
+      break;
+    case 'engines':
+      code = await engines(argv);
+      break;
+    default:
+      return false;
+  }
+  // Exit explicitly: probed engines may leave sockets or timers behind; flush stdout first.
+  await new Promise<void>((done) => process.stdout.write('', () => done()));
+  process.exit(code);
+}

@@ -1,0 +1,172 @@
+#!/usr/bin/env node
+/**
+ * The `rcp-gateway` command: serve (HTTP), stdio, check-config, engines.
+ */
+import { parseArgs } from 'node:util';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigError, loadConfigFile, type LoadedConfig } from '../node/config/load.js';
+import { createLogger, type Logger } from '../node/observability/log.js';
+import { Gateway } from '../core/gateway/gateway.js';
+import { startHttpServer } from '../node/server/listen.js';
+import { serveStdio } from '../node/server/stdio.js';
+import { Operations } from '../node/operations.js';
+import { announceListening, isGatewayWorker, parseWorkers, runPrimary, workerCursorSecret, workerPort } from '../node/server/cluster.js';
+
+const DEFAULT_CONFIG = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../config/default.json');
+
+const HELP: Record<string, string> = {
+  main: `rcp-gateway — a federated gateway for the Retrieval Context Protocol (RCP/1)
+
+Usage:
+  rcp-gateway serve [--config FILE] [--host H] [--port N]   serve HTTP at http://H:N/rcp
+  rcp-gateway stdio [--config FILE]                         serve RCP over stdin/stdout
+  rcp-gateway check-config [--config FILE]                  validate a config and probe its engines
+  rcp-gateway engines [--url URL]                           show live engine state of a running gateway
+
+Run 'rcp-gateway <command> --help' for a command's options.
+`,
+  serve: `rcp-gateway serve [--config FILE] [--host H] [--port N] [--workers N|auto]
+
+Serves RCP over HTTP at http://H:N<basePath> (default http://127.0.0.1:8787/rcp).
+  --config FILE  gateway config (default: the bundled config/default.json)
+  --host H       listen address (default: gateway.host, 127.0.0.1)
+  --port N       listen port (default: $PORT, then gateway.port, 8787; 0 = any free port)
+  --workers N    worker processes sharing the port (default 1; auto = one per core). Each
+                 worker is a full gateway: stdio engines are started once per worker.
+`,
+  stdio: `rcp-gateway stdio [--config FILE]
+
+Serves RCP over stdin/stdout (NDJSON, spec §5.1). stdout carries protocol frames only;
+diagnostics go to stderr.
+  --config FILE  gateway config (default: the bundled config/default.json)
+`,
+};
+
+function fail(message: string, code = 1): never {
+  process.stderr.write(`rcp-gateway: ${message}\n`);
+  process.exit(code);
+}
+
+function loadOrExit(file: string | undefined): LoadedConfig {
+  try {
+    return loadConfigFile(file ?? DEFAULT_CONFIG);
+  } catch (err) {
+    if (err instanceof ConfigError) fail(err.message, 2);
+    throw err;
+  }
+}
+
+async function serve(argv: string[]): Promise<void> {
+  const { values } = parseArgs({ args: argv, options: {
+    config: { type: 'string' }, host: { type: 'string' }, port: { type: 'string' }, help: { type: 'boolean' },
+    workers: { type: 'string' },
+  } });
+  if (values.help) return void process.stdout.write(HELP.serve!);
+  const loaded = loadOrExit(values.config);
+  const settings = loaded.config.gateway;
+  const portText = values.port ?? process.env.PORT;
+  if (portText !== undefined) {
+    const port = Number(portText);
+    if (!Number.isInteger(port) || port < 0 || port > 65_535) fail(`invalid port "${portText}"`, 2);
+    settings.port = port;
+  }
+  if (values.host) settings.host = values.host;
+  const workers = parseWorkers(values.workers);
+  if (workers === undefined) fail(`invalid --workers "${values.workers}" (a positive integer or auto)`, 2);
+  settings.port = workerPort() ?? settings.port; // a worker listens where its primary said
+  // Workers sign pagination cursors with one shared key unless the config names its own.
+  const sharedSecret = settings.cursorSecret === undefined ? workerCursorSecret() : undefined;
+  if (sharedSecret) settings.cursorSecret = sharedSecret;
+  const logger = createLogger({ level: settings.logLevel });
+  if (workers > 1 && !isGatewayWorker()) {
+    if (settings.httpSessions) logger.warn('gateway.httpSessions is worker-local: a cancel posted on another connection may reach another worker; use --workers 1 when clients rely on it');
+    return runPrimary({ workers, host: settings.host, port: settings.port, logger, stopTimeoutMs: settings.drainTimeoutMs + 20_000 });
+  }
+  const { ops, gateway } = await startGatewayOrExit(loaded, logger);
+  const server = await startHttpServer(ops.attach(gateway), settings, logger, ops.httpOptions());
+  // A reload keeps the listener's command-line host/port (they are restart-only anyway).
+  await ops.startSidecars(loaded.file, (next) => Object.assign(next.gateway, {
+    host: settings.host, port: settings.port,
+    ...(sharedSecret && next.gateway.cursorSecret === undefined ? { cursorSecret: sharedSecret } : {}),
+  }));
+  announceListening(server.url);
+
+  let stopping = false;
+  const shutdown = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    ops.markDraining();
+    // Last resort should an engine refuse to stop: the drain and engine stop are bounded anyway.
+    setTimeout(() => process.exit(0), settings.drainTimeoutMs + 15_000).unref();
+    void server.close(settings.drainTimeoutMs).then(() => gateway.stop()).then(() => ops.close()).then(() => {
+      logger.flush?.();
+      process.exit(0);
+    });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+/** Start the engines; a `required` engine that cannot start ends the process with code 1. */
+async function startGatewayOrExit(loaded: LoadedConfig, logger: Logger): Promise<{ ops: Operations; gateway: Gateway }> {
+  const ops = new Operations(loaded.config, logger);
+  const gateway = new Gateway(loaded.config, { logger, hooks: ops.hooks });
+  try {
+    await gateway.start();
+  } catch (err) {
+    await gateway.stop();
+    fail((err as Error).message, 1);
+  }
+  return { ops, gateway };
+}
+
+async function stdio(argv: string[]): Promise<void> {
+  const { values } = parseArgs({ args: argv, options: { config: { type: 'string' }, help: { type: 'boolean' } } });
+  if (values.help) return void process.stdout.write(HELP.stdio!);
+  const loaded = loadOrExit(values.config);
+  const logger = createLogger({ level: loaded.config.gateway.logLevel });
+  const { ops, gateway } = await startGatewayOrExit(loaded, logger);
+  const service = ops.attach(gateway);
+  await ops.startSidecars(loaded.file);
+  const stop = async (): Promise<void> => {
+    await gateway.stop();
+    await ops.close();
+    process.stdout.write('', () => process.exit(0));
+  };
+  // SIGTERM/SIGINT: stop reading, drain in-flight requests, answer the rest -32010, then stop (exit 0).
+  const shutdown = new AbortController();
+  process.on('SIGTERM', () => shutdown.abort());
+  process.on('SIGINT', () => shutdown.abort());
+  const settings = loaded.config.gateway;
+  await serveStdio(service, {
+    input: process.stdin, output: process.stdout, session: ops.sessionOptions(),
+    maxInFlight: settings.maxInFlight, shutdown: shutdown.signal, drainTimeoutMs: settings.drainTimeoutMs,
+  });
+  await stop();
+}
+
+async function main(): Promise<void> {
+  const [command, ...rest] = process.argv.slice(2);
+  switch (command) {
+    case 'serve':
+      return serve(rest);
+    case 'stdio':
+      return stdio(rest);
+    case undefined:
+    case '--help':
+    case '-h':
+    case 'help':
+      process.stdout.write(HELP.main!);
+      return;
+    default: {
+      const extra = await import('./commands.js');
+      if (await extra.run(command, rest)) return;
+      process.stderr.write(HELP.main!);
+      fail(`unknown command "${command}"`, 2);
+    }
+  }
+}
+
+main().catch((err: unknown) => fail(err instanceof Error ? err.stack ?? err.message : String(err)));

@@ -1,0 +1,218 @@
+/**
+ * Federated pagination for fused results (§10): reads the gateway cursor of a request, fetches
+ * each engine's ranked list as deep as the requested page needs, cuts the page out of the
+ * deterministic segment order (paging.ts), and seals the next cursor. Engines are deepened by
+ * following their own `nextCursor` when they advertise `pagination`, else by asking again with a
+ * larger `k` while it stays within their limits (`retrieve.maxK`, `rerank.topN`); past
+ * `gateway.pageMaxDepth` ranks per engine the result set ends.
+ *
+ * A later page must see the same engines as the first one, or its fusion would differ: an engine
+ * of the cursor's set that fails makes the page fail with -32010 (retry it, or restart paging).
+ */
+import { ErrorCode, RcpError } from '../protocol/errors.js';
+import type { JsonObject } from '../protocol/jsonrpc.js';
+import type { CallContext } from '../service/contract.js';
+import type { Engine } from '../upstream/engine.js';
+import type { FederationContext } from './context.js';
+import { cursorKey, openCursor, requestFingerprint, sealCursor, type FusedPosition } from './cursor.js';
+import { fanout } from './fanout.js';
+import type { EngineHit, RankedList } from './fusion/types.js';
+import { fusedPage, segmentDepth, type SegmentFetch } from './paging.js';
+import { sanitizeHits } from './sanitize.js';
+import { VENDOR_KEY, type GatewayOptions } from './vendor.js';
+
+/**
+ * Fetch rounds one page may spend crossing into later segments before answering short (depths
+ * double per segment, so this reaches 2^11 × the window: past any sane pageMaxDepth).
+ */
+const MAX_SEGMENT_ROUNDS = 12;
+/** Upstream calls one engine may need to reach a segment's depth. */
+const MAX_DEEPEN_ROUNDS = 16;
+
+export interface Resume extends FusedPosition {
+  fingerprint: string;
+}
+
+/** The position a request's `cursor` names, or undefined on a first page. Throws -32602 / -32015. */
+export function resumeFrom(method: string, params: JsonObject, fed: FederationContext): Resume | undefined {
+  const token = params.cursor;
+  if (typeof token !== 'string' || token.length === 0) return undefined;
+  const fingerprint = requestFingerprint(params, VENDOR_KEY);
+  const payload = openCursor(token, cursorKey(fed.settings.cursorSecret), { method, fingerprint });
+  if (payload.position.kind !== 'fused') throw RcpError.invalidParams('cursor', 'not a cursor for a fused result');
+  return { ...payload.position, fingerprint };
+}
+
+/** One engine's leg of a paged fan-out. */
+export interface PagedLeg {
+  engine: Engine;
+  /** Window depth W_e: this engine's share of one segment. */
+  base: number;
+  /** Largest `k` one call to this engine may ask (its maxK, rerank.topN). */
+  cap: number;
+}
+
+/** Base depth and first-call `k` of a leg: the cursor's depth when resuming, else `firstK`. */
+export function pagedLeg(resume: Resume | undefined, engineId: string, firstK: number, cap: number, maxDepth: number): { k: number; base: number; cap: number } {
+  const base = resume?.depth[engineId] ?? firstK;
+  return { base, cap, k: Math.max(1, Math.min(segmentDepth(base, resume?.segment ?? 0), cap, maxDepth)) };
+}
+
+interface EngineState {
+  leg: PagedLeg;
+  list: RankedList;
+  /** The engine's own cursor past the end of `list`, when it paginates. */
+  cursor: string | undefined;
+  /** The engine said it has nothing past `list`. */
+  exhausted: boolean;
+  /** The largest `k` asked from the top so far (asking again with no more gets nothing new). */
+  topAsked: number;
+}
+
+export interface PageInput {
+  method: string;
+  params: JsonObject;
+  k: number;
+  options: GatewayOptions;
+  /** The sanitized first answers, one list per engine that answered, in engine-id order. */
+  lists: RankedList[];
+  /** The raw first answers (for each engine's `nextCursor`) and how many hits each was asked. */
+  firstAnswers: ReadonlyMap<string, { result: JsonObject; asked: number }>;
+  legs: readonly PagedLeg[];
+  resume: Resume | undefined;
+  /** Params for a deepening call to `engine`. */
+  paramsFor: (engine: Engine, k: number, cursor: string | undefined) => JsonObject;
+}
+
+export interface PageOutput {
+  hits: EngineHit[];
+  method: GatewayOptions['fusion'];
+  notes: string[];
+  nextCursor: string | undefined;
+}
+
+export async function servePage(input: PageInput, ctx: CallContext, fed: FederationContext): Promise<PageOutput> {
+  const { resume, options } = input;
+  if (resume) {
+    // The first page's engine set, exactly: a missing one would change the fused order.
+    const present = new Set(input.lists.map((list) => list.engine));
+    const missing = resume.engines.filter((id) => !present.has(id));
+    if (missing.length > 0) {
+      throw new RcpError(ErrorCode.BackendUnavailable, `engine(s) ${missing.join(', ')} of this result set did not answer; retry the page or restart pagination`, {
+        retryable: true, engines: missing, detail: 'a later page needs every engine that formed the first page',
+      });
+    }
+  }
+  const maxDepth = fed.settings.pageMaxDepth;
+  const legByEngine = new Map(input.legs.map((leg) => [leg.engine.id, leg]));
+  const states = new Map<string, EngineState>();
+  for (const list of input.lists) {
+    const leg = legByEngine.get(list.engine);
+    if (!leg) continue;
+    const first = input.firstAnswers.get(list.engine);
+    const result = first?.result ?? {};
+    states.set(list.engine, {
+      leg, list,
+      cursor: paginates(leg.engine) && typeof result.nextCursor === 'string' ? result.nextCursor : undefined,
+      exhausted: isExhausted(leg.engine, result, first?.asked ?? 0) || dropped(result, list.hits.length, first?.asked ?? 0),
+      topAsked: first?.asked ?? 0,
+    });
+  }
+
+  const canDeepen = (state: EngineState): boolean =>
+    !state.exhausted && state.list.hits.length < maxDepth && (state.cursor !== undefined || state.topAsked < Math.min(state.leg.cap, maxDepth));
+
+  const fetch = async (segment: number): Promise<SegmentFetch> => {
+    const need = (state: EngineState): number => Math.min(segmentDepth(state.leg.base, segment), maxDepth);
+    for (let round = 0; round < MAX_DEEPEN_ROUNDS; round++) {
+      const short = [...states.values()].filter((state) => state.list.hits.length < need(state) && canDeepen(state));
+      if (short.length === 0) break;
+      const asks = new Map<string, { k: number; cursor: string | undefined; from: number }>();
+      for (const state of short) {
+        const wanted = need(state);
+        // Continue from the engine's own cursor when it has one, else ask again from the top.
+        if (state.cursor !== undefined) asks.set(state.list.engine, { k: Math.min(wanted - state.list.hits.length, state.leg.cap), cursor: state.cursor, from: state.list.hits.length });
+        // From the top, ask for more than last time (hits dropped as malformed count as read).
+        else asks.set(state.list.engine, { k: Math.min(state.leg.cap, Math.max(wanted, state.topAsked + wanted - state.list.hits.length)), cursor: undefined, from: 0 });
+      }
+      const outcome = await fanout({
+        method: input.method,
+        engines: short.map((state) => state.leg.engine),
+        paramsFor: (engine) => {
+          const ask = asks.get(engine.id)!;
+          return input.paramsFor(engine, ask.k, ask.cursor);
+        },
+      }, ctx, fed);
+      if (outcome.failures.length > 0) {
+        const failed = outcome.failures.map((f) => f.engine);
+        throw new RcpError(ErrorCode.BackendUnavailable, `engine(s) ${failed.join(', ')} failed while reading deeper results; retry the page`, {
+          retryable: true, engines: failed, detail: outcome.failures.map((f) => `${f.engine}: ${f.reason}`).join('; '),
+        });
+      }
+      for (const success of outcome.successes) {
+        const state = states.get(success.engine.id)!;
+        const ask = asks.get(success.engine.id)!;
+        const clean = sanitizeHits(success.result, ask.k);
+        if ('error' in clean) throw new RcpError(ErrorCode.BackendUnavailable, `engine ${success.engine.id} answered malformed results: ${clean.error}`, { retryable: true });
+        state.list = { ...state.list, hits: mergeChunk(ask.from === 0 ? [] : state.list.hits, clean.hits) };
+        state.cursor = paginates(success.engine) && typeof success.result.nextCursor === 'string' ? success.result.nextCursor : undefined;
+        state.exhausted = isExhausted(success.engine, success.result, ask.k) || dropped(success.result, clean.hits.length, ask.k);
+        if (ask.cursor === undefined) state.topAsked = ask.k;
+      }
+    }
+    const lists = [...states.values()].map((state) => state.list);
+    const deeper = new Set([...states.values()].filter(canDeepen).map((state) => state.list.engine));
+    return { lists, deeper };
+  };
+
+  const start = { segment: resume?.segment ?? 0, offset: resume?.offset ?? 0 };
+  const depth: Record<string, number> = {};
+  for (const state of states.values()) depth[state.list.engine] = state.leg.base;
+  const page = await fusedPage(start, {
+    k: input.k, method: options.fusion, depth, maxRounds: MAX_SEGMENT_ROUNDS,
+    fusion: { rrfK: options.rrfK, dedup: options.dedup },
+  }, fetch);
+
+  let nextCursor: string | undefined;
+  if (page.next) {
+    nextCursor = sealCursor({
+      method: input.method,
+      fingerprint: resume?.fingerprint ?? requestFingerprint(input.params, VENDOR_KEY),
+      expiresAt: Date.now() + fed.settings.cursorTtlMs,
+      position: { kind: 'fused', engines: [...states.keys()], depth, segment: page.next.segment, offset: page.next.offset },
+    }, cursorKey(fed.settings.cursorSecret));
+  }
+  return { hits: page.hits, method: page.method, notes: page.notes, nextCursor };
+}
+
+function paginates(engine: Engine): boolean {
+  return engine.capabilities?.pagination !== undefined;
+}
+
+/**
+ * An engine has nothing past what it returned when it returned fewer hits than asked, or when it
+ * paginates and gave no `nextCursor` (§10: a missing `nextCursor` means no more results).
+ */
+function isExhausted(engine: Engine, result: JsonObject, asked: number): boolean {
+  const returned = Array.isArray(result.hits) ? result.hits.length : 0;
+  return returned < asked || (paginates(engine) && typeof result.nextCursor !== 'string');
+}
+
+/** Hits were dropped as malformed: reading deeper into such an engine is not worth more calls. */
+function dropped(result: JsonObject, kept: number, asked: number): boolean {
+  const returned = Array.isArray(result.hits) ? result.hits.length : 0;
+  return kept < Math.min(returned, asked);
+}
+
+/** Append a deeper chunk, dropping ids already present (an engine's pages may overlap). */
+function mergeChunk(existing: readonly EngineHit[], chunk: readonly EngineHit[]): EngineHit[] {
+  const seen = new Set(existing.map((hit) => String(hit.id)));
+  const out = [...existing];
+  for (const hit of chunk) {
+    const key = String(hit.id);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(hit);
+  }
+  return out;
+}

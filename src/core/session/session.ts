@@ -1,0 +1,322 @@
+/**
+ * One client connection's view of the protocol: the §13 lifecycle gate, id bookkeeping,
+ * cancellation, deadlines and the "exactly one answer per request" guarantee. Transport-free:
+ * transports hand it decoded JSON values and write whatever it returns or emits.
+ */
+import { PROTOCOL_VERSION, type InitializeResult } from '../protocol/capabilities.js';
+import { ErrorCode, RcpError, toWireError } from '../protocol/errors.js';
+import {
+  classify, errorResponse, invalidRequest, notification, successResponse,
+  type JsonObject, type NotificationMessage, type RequestId, type RequestMessage, type ResponseMessage,
+} from '../protocol/jsonrpc.js';
+import { UNGATED_ANYTIME, methodGate } from '../protocol/methods.js';
+import { CancelParamsSchema, InitializeParamsSchema, MetaSchema, PingParamsSchema, parseParams, type RequestMeta } from '../protocol/params.js';
+import { shedError, type Admission, type InFlightRegistry } from './admission.js';
+import { abortReasonOf, type AbortReason, type CallContext, type LogEntry, type LogLevel, type ProgressUpdate, type RcpService } from '../service/contract.js';
+
+/** Where a request's notifications go (stdio line, SSE frame). `undefined` = transport cannot stream. */
+export type FrameSink = (frame: NotificationMessage) => void;
+
+export interface SessionOptions {
+  transport: 'http' | 'stdio';
+  /** §5.2: a stateless HTTP server treats every request as implicitly initialized. */
+  stateless: boolean;
+  /** Extra time after the deadline before the session itself answers -32014 (safety net). */
+  deadlineGraceMs?: number;
+  /** Observer for every finished request (metrics, logs). */
+  onFinished?: (info: FinishedInfo) => void;
+  /** Gateway-wide in-flight cap for a transport that cannot refuse before JSON-RPC (stdio): -32011 beyond it. */
+  admit?: () => Admission;
+  /** Where a session with requests in flight is listed, so shutdown can answer them (-32010). */
+  registry?: InFlightRegistry;
+}
+
+export interface FinishedInfo {
+  method: string;
+  code: number; // 0 = success
+  durationMs: number;
+  abortReason: AbortReason | undefined;
+  /** The answer that left (its `id`, `result._meta`, `error`): what logs and metrics report on. */
+  response: ResponseMessage;
+  /** The context the service was called with; absent when the session answered on its own. */
+  ctx?: CallContext;
+}
+
+export interface InboundRequest {
+  value: unknown;
+  sink?: FrameSink;
+  headers?: Readonly<Record<string, string>>;
+}
+
+const LOG_RANK: Record<LogLevel, number> = { debug: 0, info: 1, notice: 2, warning: 3, error: 4 };
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
+interface InFlight {
+  controller: AbortController;
+  /** Resolves the request early (cancel → -32006). */
+  settle: (response: ResponseMessage) => void;
+}
+
+export class Session {
+  private initialized: boolean;
+  private clientWantsLogs = false;
+  private clientLogLevel: LogLevel = 'info';
+  private shuttingDown = false;
+  private readonly inFlight = new Map<RequestId, InFlight>();
+  /** §13.2: the capability set of a stateful session is fixed at its successful initialize. */
+  private snapshot: InitializeResult | undefined;
+
+  constructor(
+    private readonly service: RcpService,
+    private readonly options: SessionOptions,
+  ) {
+    this.initialized = options.stateless;
+  }
+
+  get isShutdown(): boolean {
+    return this.shuttingDown;
+  }
+
+  get inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
+  /**
+   * Handle one decoded JSON value: a message or a §11 batch. Resolves to what must be written
+   * back: a response, an array of responses, or `null` for nothing (notifications).
+   */
+  async handle(input: InboundRequest): Promise<ResponseMessage | ResponseMessage[] | null> {
+    const { value } = input;
+    if (Array.isArray(value)) {
+      // §11: an empty batch is a single (non-array) -32600 with id null.
+      if (value.length === 0) return invalidRequest(null, 'empty batch');
+      // Streaming is per request; batch members answer without progress frames.
+      const answers = await Promise.all(value.map((member) => this.handleOne({ value: member, headers: input.headers })));
+      const responses = answers.filter((a): a is ResponseMessage => a !== null);
+      return responses.length > 0 ? responses : null;
+    }
+    return this.handleOne(input);
+  }
+
+  /** Abort every in-flight request (transport closed or process stopping). */
+  abortAll(reason: AbortReason): void {
+    for (const entry of this.inFlight.values()) entry.controller.abort(reason);
+  }
+
+  /** Answer every in-flight request now with `error` (used by graceful shutdown after the drain timeout). */
+  failAll(code: number, message: string): void {
+    for (const [id, entry] of this.inFlight) {
+      entry.settle(errorResponse(id, { code, message }));
+      entry.controller.abort('shutdown');
+    }
+  }
+
+  private async handleOne(input: InboundRequest): Promise<ResponseMessage | null> {
+    const classified = classify(input.value);
+    switch (classified.kind) {
+      case 'invalid':
+        return invalidRequest(classified.id, classified.reason);
+      case 'response':
+        // Clients do not send responses (§2); there is nothing to answer.
+        return null;
+      case 'notification':
+        this.handleNotification(classified.message);
+        return null;
+      case 'request':
+        return this.handleRequest(classified.message, input.sink, input.headers ?? NO_HEADERS);
+    }
+  }
+
+  private handleNotification(message: NotificationMessage): void {
+    if (message.method !== 'notifications/cancel') return; // §4.5: ignore unknown notifications
+    const parsed = CancelParamsSchema.safeParse(message.params);
+    if (!parsed.success) return;
+    this.cancel(parsed.data.id);
+  }
+
+  /** §7.14: cancel an in-flight request; unknown or finished ids are a no-op. */
+  cancel(id: RequestId): boolean {
+    const entry = this.inFlight.get(id);
+    if (!entry) return false;
+    entry.controller.abort('cancel');
+    entry.settle(errorResponse(id, { code: ErrorCode.Cancelled, message: 'cancelled' }));
+    return true;
+  }
+
+  private async handleRequest(
+    request: RequestMessage,
+    sink: FrameSink | undefined,
+    headers: Readonly<Record<string, string>>,
+  ): Promise<ResponseMessage> {
+    const { id, method } = request;
+    const started = performance.now();
+    if (this.shuttingDown) {
+      // §13.1: never begin processing a request received after the shutdown response.
+      return this.finish(method, started, undefined, errorResponse(id, { code: ErrorCode.BackendUnavailable, message: 'server is shutting down' }));
+    }
+    try {
+      const lifecycle = this.lifecycle(request);
+      if (lifecycle) return this.finish(method, started, undefined, lifecycle);
+    } catch (err) {
+      return this.finish(method, started, undefined, errorResponse(id, toWireError(err)));
+    }
+    if (this.inFlight.has(id)) {
+      // §4.7: ids are unique among in-flight requests; a duplicate would make cancel ambiguous.
+      return this.finish(method, started, undefined, invalidRequest(id, 'id is already in flight'));
+    }
+    return this.dispatch(request, sink, headers, started);
+  }
+
+  /** Methods the session answers itself, and the gates in front of the service (§13). */
+  private lifecycle(request: RequestMessage): ResponseMessage | undefined {
+    const { id, method, params } = request;
+    // §4.5: `notifications/*` are notifications; one sent with an id is malformed.
+    if (method.startsWith('notifications/')) return invalidRequest(id, `${method} is a notification and must not carry an id`);
+    if (method === 'initialize') return this.initialize(id, params);
+    if (UNGATED_ANYTIME.has(method)) {
+      if (method === 'info') return successResponse(id, this.describe());
+      if (method === 'ping') {
+        const { nonce } = parseParams(PingParamsSchema, params);
+        return successResponse(id, nonce === undefined ? {} : { nonce });
+      }
+      // shutdown: stdio stops reading afterwards; stateless HTTP treats it as a no-op acknowledgement.
+      if (!this.options.stateless) this.shuttingDown = true;
+      return successResponse(id, {});
+    }
+    if (!this.initialized) throw new RcpError(ErrorCode.NotInitialized, 'not initialized: call initialize first');
+    const gate = methodGate(method);
+    // §12: -32004 (undefined) MUST be preferred over -32003 (unadvertised).
+    if (!gate.defined) throw new RcpError(ErrorCode.UnknownMethod, `unknown method: ${method}`);
+    if (gate.capability && !(gate.capability in this.describe().capabilities)) {
+      throw new RcpError(ErrorCode.CapabilityMissing, `capability not advertised: ${gate.capability}`, { option: gate.capability });
+    }
+    return undefined;
+  }
+
+  private describe(): InitializeResult {
+    return this.snapshot ?? this.service.describe();
+  }
+
+  private initialize(id: RequestId, params: JsonObject): ResponseMessage {
+    // §13: after a successful initialize a second one is -32600 (stateless HTTP answers idempotently, §5.2).
+    if (this.initialized && !this.options.stateless) return invalidRequest(id, 'session is already initialized');
+    const parsed = parseParams(InitializeParamsSchema, params);
+    // §7.1: -32002 only when the floor cannot be met; the session stays uninitialized.
+    if (parsed.protocolVersion < 1) {
+      throw new RcpError(ErrorCode.VersionMismatch, 'no common protocol version', { detail: 'server supports RCP/1' });
+    }
+    const described = this.service.describe();
+    if (!this.options.stateless) {
+      this.initialized = true;
+      this.snapshot = described;
+      const caps = parsed.capabilities ?? {};
+      this.clientWantsLogs = 'log' in caps;
+      const level = parsed._meta?.logLevel;
+      if (level) this.clientLogLevel = level;
+    }
+    return successResponse(id, { ...described, protocolVersion: Math.min(parsed.protocolVersion, PROTOCOL_VERSION) });
+  }
+
+  private dispatch(
+    request: RequestMessage,
+    sink: FrameSink | undefined,
+    headers: Readonly<Record<string, string>>,
+    started: number,
+  ): Promise<ResponseMessage> {
+    const { id, method, params } = request;
+    let meta: RequestMeta;
+    try {
+      meta = parseMeta(params._meta);
+    } catch (err) {
+      return Promise.resolve(this.finish(method, started, undefined, errorResponse(id, toWireError(err))));
+    }
+    const admission = this.options.admit?.();
+    if (admission && !admission.ok) {
+      return Promise.resolve(this.finish(method, started, undefined, errorResponse(id, shedError(admission.retryAfterMs))));
+    }
+    const deadlineMs = Math.max(0, Math.min(this.service.defaultDeadlineMs, meta.deadlineMs ?? Infinity));
+    const controller = new AbortController();
+    let answered = false;
+    let resolveAnswer!: (response: ResponseMessage) => void;
+    const answer = new Promise<ResponseMessage>((resolve) => {
+      resolveAnswer = resolve;
+    });
+    // The single gate through which a response leaves: everything after the first is dropped.
+    const settle = (response: ResponseMessage): void => {
+      if (answered) return;
+      answered = true;
+      this.inFlight.delete(id);
+      clearTimeout(timer);
+      if (admission?.ok) admission.release();
+      if (this.inFlight.size === 0) this.options.registry?.delete(this);
+      resolveAnswer(response);
+    };
+    this.inFlight.set(id, { controller, settle });
+    this.options.registry?.add(this);
+
+    const grace = this.options.deadlineGraceMs ?? 250;
+    const timer = setTimeout(() => {
+      controller.abort('deadline');
+      // Safety net: the service should already have answered at the deadline itself.
+      setTimeout(() => settle(errorResponse(id, { code: ErrorCode.Timeout, message: 'deadline exceeded', data: { retryable: true, deadlineMs } })), grace).unref?.();
+    }, deadlineMs);
+    timer.unref?.();
+
+    const token = meta.progressToken;
+    const progress = token !== undefined && sink
+      ? (update: ProgressUpdate): void => {
+          if (answered) return; // §9: nothing after the final response
+          sink(notification('notifications/progress', { progressToken: token, ...update }));
+        }
+      : undefined;
+    const wantsLogs = sink && (this.clientWantsLogs || meta.logLevel !== undefined);
+    const minLevel = LOG_RANK[meta.logLevel ?? this.clientLogLevel];
+    const log = wantsLogs
+      ? (entry: LogEntry): void => {
+          if (answered || LOG_RANK[entry.level] < minLevel) return;
+          const params: JsonObject = { ...entry };
+          if (token !== undefined) params._meta = { progressToken: token };
+          sink(notification('notifications/log', params));
+        }
+      : undefined;
+
+    const ctx: CallContext = {
+      method, requestId: id, signal: controller.signal,
+      deadlineAt: started + deadlineMs, deadlineMs,
+      progress, log, meta, transport: this.options.transport, headers,
+    };
+    this.service.call(method, params, ctx).then(
+      (result) => settle(successResponse(id, result)),
+      (err: unknown) => settle(errorResponse(id, toWireError(err))),
+    );
+    return answer.then((response) => this.finish(method, started, abortReasonOf(controller.signal), response, ctx));
+  }
+
+  private finish(method: string, started: number, abortReason: AbortReason | undefined, response: ResponseMessage, ctx?: CallContext): ResponseMessage {
+    if (this.options.onFinished) {
+      this.options.onFinished({
+        method,
+        code: 'error' in response ? response.error.code : 0,
+        durationMs: performance.now() - started,
+        abortReason,
+        response,
+        ...(ctx ? { ctx } : {}),
+      });
+    }
+    return response;
+  }
+}
+
+
+function parseMeta(raw: unknown): RequestMeta {
+  if (raw === undefined || raw === null) return {};
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw RcpError.invalidParams('_meta', 'must be an object');
+  try {
+    return parseParams(MetaSchema, raw as JsonObject);
+  } catch (err) {
+    if (err instanceof RcpError && err.data?.field) {
+      throw RcpError.invalidParams(`_meta.${err.data.field}`, String(err.data.detail ?? 'invalid'));
+    }
+    throw err;
+  }
+}

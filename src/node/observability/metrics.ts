@@ -1,0 +1,235 @@
+/**
+ * Prometheus metrics (prom-client) in a registry of their own per gateway, so tests and worker
+ * processes never share the global one. Every label is low-cardinality by construction: methods
+ * outside the RCP roster collapse to `x-vendor`/`other`, codes outside §12 to `other`, engine ids
+ * come from the config. Never a query, never a hit id.
+ *
+ * Hot paths touch pre-bound label children (cached per label tuple); gauges that mirror engine
+ * state (breaker, queue depth, readiness) are read at scrape time, so many engines cost nothing
+ * per request. Names and labels are documented in the README (Operations) and kept stable.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { ErrorCode } from '../../core/protocol/errors.js';
+import { METHOD_CAPABILITY, vendorCapabilityOf } from '../../core/protocol/methods.js';
+import type { AbortReason } from '../../core/service/contract.js';
+
+/** What the metrics read at scrape time about one engine. */
+export interface EngineView {
+  readonly id: string;
+  readonly status: string;
+  readonly queueDepth: number;
+  readonly activeCalls: number;
+  readonly breaker: { readonly currentState: string };
+}
+
+const PREFIX = 'rcpgw_';
+const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const WIDTH_BUCKETS = [0, 1, 2, 3, 4, 6, 8, 12, 16, 32, 64];
+const KNOWN_CODES = new Set<number>([0, ...Object.values(ErrorCode)]);
+const BREAKER_VALUE: Record<string, number> = { closed: 0, 'half-open': 1, open: 2 };
+/** Reasons a leg can be dropped for (UpstreamFailure, abort reasons, engine-error); others → `other`. */
+const DEGRADED_REASONS = new Set([
+  'remote-error', 'engine-error', 'timeout', 'aborted', 'transport', 'crashed', 'malformed', 'too-large',
+  'circuit-open', 'queue-full', 'not-ready', 'deadline', 'cancel', 'disconnect', 'shutdown',
+]);
+
+/** Method label: the RCP roster as is; vendor extensions and anything else collapse. */
+export function methodLabel(method: string): string {
+  if (Object.prototype.hasOwnProperty.call(METHOD_CAPABILITY, method)) return method;
+  return vendorCapabilityOf(method) ? 'x-vendor' : 'other';
+}
+
+export function codeLabel(code: number): string {
+  return KNOWN_CODES.has(code) ? String(code) : 'other';
+}
+
+/** A tiny memo of label children: one Map lookup per event instead of prom-client's label hashing. */
+function bound<T>(make: (...labels: string[]) => T): (...labels: string[]) => T {
+  const cache = new Map<string, T>();
+  return (...labels) => {
+    const key = labels.join('\u0000');
+    let child = cache.get(key);
+    if (!child) {
+      child = make(...labels);
+      cache.set(key, child);
+    }
+    return child;
+  };
+}
+
+export interface MetricsOptions {
+  /** Collect prom-client's default process metrics (CPU, memory, event loop, GC). */
+  processMetrics?: boolean;
+}
+
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  private enginesView: () => readonly EngineView[] = () => [];
+  private inFlight = 0;
+  private streamsOpen = 0;
+
+  private readonly requests = new Counter({
+    name: `${PREFIX}requests_total`, help: 'Requests answered, by method and outcome code (0 = success).',
+    labelNames: ['method', 'code'], registers: [this.registry],
+  });
+  private readonly requestSeconds = new Histogram({
+    name: `${PREFIX}request_duration_seconds`, help: 'Time from a request arriving to its answer, by method.',
+    labelNames: ['method'], buckets: LATENCY_BUCKETS, registers: [this.registry],
+  });
+  private readonly engineCalls = new Counter({
+    name: `${PREFIX}engine_calls_total`, help: 'Upstream calls to an engine, by outcome code (0 = success).',
+    labelNames: ['engine', 'code'], registers: [this.registry],
+  });
+  private readonly engineSeconds = new Histogram({
+    name: `${PREFIX}engine_call_duration_seconds`, help: 'Latency of upstream calls to an engine (queueing included).',
+    labelNames: ['engine'], buckets: LATENCY_BUCKETS, registers: [this.registry],
+  });
+  private readonly fanoutWidth = new Histogram({
+    name: `${PREFIX}fanout_width`, help: 'Engines asked per fanned-out request.',
+    labelNames: ['method'], buckets: WIDTH_BUCKETS, registers: [this.registry],
+  });
+  private readonly degradedLegs = new Counter({
+    name: `${PREFIX}degraded_total`, help: 'Engines dropped from successful answers (_meta.degraded), by engine and reason.',
+    labelNames: ['engine', 'reason'], registers: [this.registry],
+  });
+  private readonly degradedAnswers = new Counter({
+    name: `${PREFIX}degraded_answers_total`, help: 'Successful answers that carried a non-empty _meta.degraded, by method.',
+    labelNames: ['method'], registers: [this.registry],
+  });
+  private readonly breakerTransitions = new Counter({
+    name: `${PREFIX}breaker_transitions_total`, help: 'Circuit breaker state changes, by engine and target state.',
+    labelNames: ['engine', 'from', 'to'], registers: [this.registry],
+  });
+  private readonly sheds = new Counter({
+    name: `${PREFIX}engine_sheds_total`, help: 'Calls refused because the engine limiter queue was full.',
+    labelNames: ['engine'], registers: [this.registry],
+  });
+  private readonly retries = new Counter({
+    name: `${PREFIX}retries_total`, help: 'Retries of upstream calls sent.',
+    labelNames: ['engine'], registers: [this.registry],
+  });
+  private readonly retryDenied = new Counter({
+    name: `${PREFIX}retry_budget_exhausted_total`, help: 'Retries wanted but refused by the retry budget.',
+    labelNames: ['engine'], registers: [this.registry],
+  });
+  private readonly progressFrames = new Counter({
+    name: `${PREFIX}progress_frames_total`, help: 'notifications/progress frames relayed to clients.',
+    registers: [this.registry],
+  });
+  private readonly cancellations = new Counter({
+    name: `${PREFIX}cancellations_total`, help: 'Requests whose work was aborted, by trigger (cancel, disconnect, deadline, shutdown).',
+    labelNames: ['trigger'], registers: [this.registry],
+  });
+  private readonly reloads = new Counter({
+    name: `${PREFIX}config_reloads_total`, help: 'Config reload attempts, by result (ok, invalid, failed).',
+    labelNames: ['result'], registers: [this.registry],
+  });
+
+  private readonly requestChild = bound((method, code) => this.requests.labels(method!, code!));
+  private readonly requestSecondsChild = bound((method) => this.requestSeconds.labels(method!));
+  private readonly engineCallChild = bound((engine, code) => this.engineCalls.labels(engine!, code!));
+  private readonly engineSecondsChild = bound((engine) => this.engineSeconds.labels(engine!));
+  private readonly fanoutChild = bound((method) => this.fanoutWidth.labels(method!));
+  private readonly degradedChild = bound((engine, reason) => this.degradedLegs.labels(engine!, reason!));
+  private readonly cancelChild = bound((trigger) => this.cancellations.labels(trigger!));
+
+  constructor(options: MetricsOptions = {}) {
+    if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
+    const scalar = (name: string, help: string, read: () => number): void => {
+      const gauge: Gauge = new Gauge({ name: `${PREFIX}${name}`, help, registers: [this.registry], collect: () => gauge.set(read()) });
+    };
+    // Engine state gauges are rebuilt from the live engine list at each scrape, so engines removed
+    // by a reload disappear from them.
+    const perEngine = (name: string, help: string, read: (engine: EngineView) => number): void => {
+      const gauge: Gauge<'engine'> = new Gauge({
+        name: `${PREFIX}${name}`, help, labelNames: ['engine'], registers: [this.registry],
+        collect: () => {
+          gauge.reset();
+          for (const engine of this.enginesView()) gauge.labels(engine.id).set(read(engine));
+        },
+      });
+    };
+    scalar('in_flight_requests', 'Requests being answered right now.', () => this.inFlight);
+    scalar('sse_streams_open', 'Open SSE response streams.', () => this.streamsOpen);
+    perEngine('engine_up', 'Engine initialized and serving (1) or not (0).', (e) => (e.status === 'ready' ? 1 : 0));
+    perEngine('breaker_state', 'Circuit breaker state: 0 closed, 1 half-open, 2 open.', (e) => BREAKER_VALUE[e.breaker.currentState] ?? 2);
+    perEngine('engine_queue_depth', 'Calls waiting in the engine limiter queue.', (e) => e.queueDepth);
+    perEngine('engine_active_calls', 'Calls to the engine in progress (admitted by the limiter).', (e) => e.activeCalls);
+  }
+
+  /** Where scrape-time engine gauges read from (the gateway's current engine list). */
+  watchEngines(view: () => readonly EngineView[]): void {
+    this.enginesView = view;
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  expose(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  // ----------------------------------------------------------- requests --
+  requestStarted(): void {
+    this.inFlight++;
+  }
+
+  requestEnded(): void {
+    this.inFlight--;
+  }
+
+  requestFinished(method: string, code: number, durationMs: number, abortReason: AbortReason | undefined): void {
+    const label = methodLabel(method);
+    this.requestChild(label, codeLabel(code)).inc();
+    this.requestSecondsChild(label).observe(durationMs / 1000);
+    if (abortReason) this.cancelChild(abortReason).inc();
+  }
+
+  degradedAnswer(method: string, legs: ReadonlyArray<{ engine: string; reason: string }>): void {
+    this.degradedAnswers.labels(methodLabel(method)).inc();
+    for (const leg of legs) this.degradedChild(leg.engine, DEGRADED_REASONS.has(leg.reason) ? leg.reason : 'other').inc();
+  }
+
+  progressFrame(): void {
+    this.progressFrames.inc();
+  }
+
+  streamOpened(): void {
+    this.streamsOpen++;
+  }
+
+  streamClosed(): void {
+    this.streamsOpen = Math.max(0, this.streamsOpen - 1);
+  }
+
+  // ------------------------------------------------------------ engines --
+  engineCall(engine: string, code: number, durationMs: number): void {
+    this.engineCallChild(engine, codeLabel(code)).inc();
+    this.engineSecondsChild(engine).observe(durationMs / 1000);
+  }
+
+  fanout(method: string, width: number): void {
+    this.fanoutChild(methodLabel(method)).observe(width);
+  }
+
+  breakerTransition(engine: string, from: string, to: string): void {
+    this.breakerTransitions.labels(engine, from, to).inc();
+  }
+
+  shed(engine: string): void {
+    this.sheds.labels(engine).inc();
+  }
+
+  retry(engine: string): void {
+    this.retries.labels(engine).inc();
+  }
+
+  retryBudgetExhausted(engine: string): void {
+    this.retryDenied.labels(engine).inc();
+  }
+
+  reload(result: 'ok' | 'invalid' | 'failed'): void {
+    this.reloads.labels(result).inc();
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * The gateway as the transports see it, with observation around each call: the trace id is
+ * resolved once per request (W3C `traceparent` header, else `_meta.traceId`, else generated) and
+ * handed down in `_meta.traceId`, so every engine, the response `_meta` and the log line carry
+ * the same one; in-flight requests and relayed progress frames are counted; and, when debug
+ * logging is on, the request's id and trace id ride along (AsyncLocalStorage) so per-leg debug
+ * lines can name them. At the end (session `onFinished`) it writes the request line and metrics.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { InitializeResult } from '../../core/protocol/capabilities.js';
+import type { JsonObject, RequestId } from '../../core/protocol/jsonrpc.js';
+import type { CallContext, ProgressUpdate, RcpService } from '../../core/service/contract.js';
+import type { FinishedInfo } from '../../core/session/session.js';
+import type { EngineHooks } from '../../core/upstream/engine.js';
+import type { FederationHooks } from '../../core/federation/context.js';
+import { traceContext } from '../../core/federation/trace.js';
+import type { Logger } from './log.js';
+import type { GatewayMetrics } from './metrics.js';
+import { degradedOf, queryText, requestLine } from '../../core/observability/request-log.js';
+
+interface RequestRecord {
+  traceId: string;
+  query?: string;
+}
+
+interface LegContext {
+  id: RequestId;
+  traceId: string;
+}
+
+export interface ObservedServiceOptions {
+  metrics: GatewayMetrics;
+  logger: Logger;
+  /** Read per request, so a reload can switch it. */
+  logQueries: () => boolean;
+}
+
+export class ObservedService implements RcpService {
+  /** Keyed by the session's CallContext, which comes back in FinishedInfo.ctx. */
+  private readonly records = new WeakMap<CallContext, RequestRecord>();
+  private readonly legContext = new AsyncLocalStorage<LegContext>();
+
+  constructor(
+    private readonly inner: RcpService,
+    private readonly options: ObservedServiceOptions,
+  ) {}
+
+  describe(): InitializeResult {
+    return this.inner.describe();
+  }
+
+  get defaultDeadlineMs(): number {
+    return this.inner.defaultDeadlineMs;
+  }
+
+  async call(method: string, params: JsonObject, ctx: CallContext): Promise<JsonObject> {
+    const { metrics } = this.options;
+    const traceId = traceContext(ctx.headers, ctx.meta.traceId).traceId;
+    const record: RequestRecord = { traceId };
+    if (this.options.logQueries()) {
+      const query = queryText(params);
+      if (query !== undefined) record.query = query;
+    }
+    this.records.set(ctx, record);
+    const progress = ctx.progress;
+    const inner: CallContext = {
+      ...ctx,
+      // The header still wins downstream (traceContext), and it names this same id.
+      meta: { ...ctx.meta, traceId },
+      progress: progress
+        ? (update: ProgressUpdate): void => {
+            metrics.progressFrame();
+            progress(update);
+          }
+        : undefined,
+    };
+    metrics.requestStarted();
+    try {
+      // Only pay for async context propagation when someone reads the per-leg lines.
+      if (this.options.logger.isLevelEnabled('debug')) {
+        return await this.legContext.run({ id: ctx.requestId, traceId }, () => this.inner.call(method, params, inner));
+      }
+      return await this.inner.call(method, params, inner);
+    } finally {
+      metrics.requestEnded();
+    }
+  }
+
+  private requestLogger: Logger | undefined;
+
+  /**
+   * The request line goes through a child logger without redaction: the line is built from a
+   * fixed set of fields (request-log.ts) that never holds headers, env or secrets, and scanning
+   * it for the redact paths cost several times the rest of the line. Re-made when the level
+   * changes (a reload), since a child keeps the level it was made with.
+   */
+  private lineLogger(logger: Logger): Logger {
+    if (this.requestLogger?.level !== logger.level) this.requestLogger = logger.child({}, { redact: { paths: [] } });
+    return this.requestLogger;
+  }
+
+  /** Session `onFinished`: metrics for every request, the info request line. */
+  readonly onFinished = (info: FinishedInfo): void => {
+    const { metrics, logger } = this.options;
+    metrics.requestFinished(info.method, info.code, info.durationMs, info.abortReason);
+    const result = 'result' in info.response ? info.response.result : undefined;
+    const degraded = degradedOf(result);
+    if (degraded.length > 0) metrics.degradedAnswer(info.method, degraded);
+    if (!logger.isLevelEnabled('info')) return;
+    const record = info.ctx ? this.records.get(info.ctx) : undefined;
+    const line = requestLine(info, {
+      logQueries: this.options.logQueries(),
+      ...(record?.traceId ? { traceId: record.traceId } : {}),
+      ...(record?.query !== undefined ? { query: record.query } : {}),
+    });
+    this.lineLogger(logger).info(line, 'request');
+  };
+
+  /** Hooks for the federation and the engines: metrics, and per-leg debug lines. */
+  hooks(): FederationHooks & EngineHooks {
+    const { metrics, logger } = this.options;
+    return {
+      onLeg: (engine, method, code, durationMs) => {
+        metrics.engineCall(engine, code, durationMs);
+        if (logger.isLevelEnabled('debug')) {
+          const context = this.legContext.getStore();
+          logger.debug({ engine, method, code, latencyMs: Math.round(durationMs * 10) / 10, ...(context ?? {}) }, 'leg');
+        }
+      },
+      onFanout: (method, width) => metrics.fanout(method, width),
+      onBreakerTransition: (engine, from, to) => metrics.breakerTransition(engine, from, to),
+      onShed: (engine) => metrics.shed(engine),
+      onRetry: (engine) => metrics.retry(engine),
+      onRetryBudgetExhausted: (engine) => metrics.retryBudgetExhausted(engine),
+    };
+  }
+}

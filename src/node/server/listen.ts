@@ -1,0 +1,74 @@
+/**
+ * Node HTTP listener for the Hono app (@hono/node-server), with admission control (gateway-wide
+ * in-flight cap), and a graceful close: stop accepting, drain in-flight requests up to a timeout.
+ */
+import { serve, type ServerType } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
+import type { GatewaySettings } from '../../core/config/schema.js';
+import type { Logger } from '../observability/log.js';
+import { createHttpApp, type HttpServerOptions } from '../../core/http/app.js';
+import type { RcpService } from '../../core/service/contract.js';
+import { AdmissionGate, InFlightRegistry } from '../../core/session/admission.js';
+
+export interface RunningHttpServer {
+  url: string;
+  port: number;
+  server: ServerType;
+  inFlight(): number;
+  close(drainTimeoutMs: number): Promise<void>;
+}
+
+export async function startHttpServer(
+  service: RcpService,
+  settings: GatewaySettings,
+  logger: Logger,
+  extra: Partial<HttpServerOptions> = {},
+): Promise<RunningHttpServer> {
+  // Gateway-wide in-flight cap (429 + Retry-After before JSON-RPC) and the sessions shutdown must answer.
+  const gate = new AdmissionGate(settings.maxInFlight);
+  const registry = new InFlightRegistry();
+  const app = createHttpApp(service, {
+    basePath: settings.basePath,
+    maxBodyBytes: settings.maxBodyBytes,
+    sseHeartbeatMs: settings.sseHeartbeatMs,
+    streaming: true,
+    ...(settings.httpSessions
+      ? { httpSessions: { ttlMs: settings.httpSessionTtlMs, maxSessions: settings.maxHttpSessions, maxInFlightPerSession: settings.maxInFlight } }
+      : {}),
+    corsOrigins: settings.corsOrigins,
+    admit: () => gate.tryEnter(),
+    ...extra,
+    session: { ...extra.session, registry },
+  });
+  const server = await new Promise<ServerType>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, hostname: settings.host, port: settings.port }, () => resolve(s));
+    s.once('error', reject);
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}${settings.basePath}`;
+  logger.info({ url }, 'listening');
+  return {
+    url,
+    port: address.port,
+    server,
+    inFlight: () => gate.inFlight,
+    close: async (drainTimeoutMs: number) => {
+      // Stop accepting: no new connections; requests on kept-alive ones get 429 while draining.
+      gate.drain();
+      const allClosed = new Promise<void>((resolve) => server.once('close', () => resolve()));
+      server.close();
+      const closable = server as unknown as { closeIdleConnections?: () => void; closeAllConnections?: () => void };
+      closable.closeIdleConnections?.();
+      if (!(await gate.idle(drainTimeoutMs))) {
+        // Drain timeout: answer what is still running (-32010, §13.1 exactly once), let those answers flush.
+        logger.warn({ inFlight: gate.inFlight }, 'drain timeout: answering the remaining requests with -32010');
+        registry.failAll();
+        await gate.idle(1_000);
+      }
+      // Answers handed to the sockets get a moment to be written before the rest is cut.
+      await Promise.race([allClosed, new Promise<void>((resolve) => setTimeout(resolve, 500).unref())]);
+      closable.closeAllConnections?.();
+    },
+  };
+}
