@@ -1,7 +1,10 @@
 /**
  * The transport-agnostic upstream contract: one RCP call to one engine, with its own id space,
- * timeout, abort signal and progress routing. Implementations: http.ts (undici), stdio.ts.
+ * timeout, abort signal and progress routing. Implementations live with their runtime
+ * (node/upstream/http.ts over undici, node/upstream/stdio.ts over a child process) or with the
+ * tests (an in-memory pair); the composition root hands the core a `TransportFactory`.
  */
+import type { EngineConfig } from '../config/schema.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
 
 export interface UpstreamCallOptions {
@@ -31,7 +34,32 @@ export interface UpstreamTransport {
   notify(method: string, params: JsonObject): void;
   /** Release sockets / stop the child process. */
   close(): Promise<void>;
+  /**
+   * Present on transports that own a process (stdio engines): the supervisor starts it before
+   * the first `initialize`, restarts it after `onExit`, kills it when an initialize fails.
+   */
+  readonly lifecycle?: TransportLifecycle;
 }
+
+export interface TransportLifecycle {
+  start(): Promise<void>;
+  readonly alive: boolean;
+  readonly pid: number | undefined;
+  kill(): void;
+}
+
+/** What an engine's transport may tell its supervisor, outside any call. */
+export interface TransportEvents {
+  /** A line the engine wrote on stderr (stdio engines). */
+  onStderr(line: string): void;
+  /** An engine log frame tied to no call (§17.1). */
+  onLog(frame: JsonObject): void;
+  /** The engine's process exited (stdio engines). */
+  onExit(code: number | null, signal: string | null): void;
+}
+
+/** Builds the transport for one engine entry; chosen at the composition root per runtime. */
+export type TransportFactory = (config: EngineConfig, limits: { connections: number; maxResponseBytes: number }, events: TransportEvents) => UpstreamTransport;
 
 /** A fresh per-leg progress token; upstream tokens never reach the client. */
 let tokenCounter = 0;
