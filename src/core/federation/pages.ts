@@ -46,16 +46,33 @@ export function resumeFrom(method: string, params: JsonObject, fed: FederationCo
 /** One engine's leg of a paged fan-out. */
 export interface PagedLeg {
   engine: Engine;
+  /** What the first call asks this engine for. */
+  k: number;
   /** Window depth W_e: this engine's share of one segment. */
   base: number;
   /** Largest `k` one call to this engine may ask (its maxK, rerank.topN). */
   cap: number;
+  /** Params this engine is asked without (a `retrieve` mode it lacks, with `strict: false`). */
+  omit?: readonly string[];
 }
 
 /** Base depth and first-call `k` of a leg: the cursor's depth when resuming, else `firstK`. */
 export function pagedLeg(resume: Resume | undefined, engineId: string, firstK: number, cap: number, maxDepth: number): { k: number; base: number; cap: number } {
   const base = resume?.depth[engineId] ?? firstK;
   return { base, cap, k: Math.max(1, Math.min(segmentDepth(base, resume?.segment ?? 0), cap, maxDepth)) };
+}
+
+/**
+ * Params for one call of a paged leg: what goes upstream (leg.ts `stripGatewayMeta`) with this
+ * call's `k`, less what the leg omits, and the engine's own cursor when continuing from it (the
+ * engines' cursors live inside the gateway's own, so the client's is never forwarded).
+ */
+export function legParams(outbound: JsonObject, leg: PagedLeg, k: number, cursor?: string): JsonObject {
+  const out: JsonObject = { ...outbound, k };
+  if (leg.omit) for (const key of leg.omit) delete out[key];
+  if (cursor !== undefined) out.cursor = cursor;
+  else delete out.cursor;
+  return out;
 }
 
 interface EngineState {
@@ -80,8 +97,8 @@ export interface PageInput {
   firstAnswers: ReadonlyMap<string, { result: JsonObject; asked: number }>;
   legs: readonly PagedLeg[];
   resume: Resume | undefined;
-  /** Params for a deepening call to `engine`. */
-  paramsFor: (engine: Engine, k: number, cursor: string | undefined) => JsonObject;
+  /** What goes upstream (the client's params less the gateway's `_meta`), for deepening calls. */
+  outbound: JsonObject;
 }
 
 export interface PageOutput {
@@ -140,7 +157,7 @@ export async function servePage(input: PageInput, ctx: CallContext, fed: Federat
         engines: short.map((state) => state.leg.engine),
         paramsFor: (engine) => {
           const ask = asks.get(engine.id)!;
-          return input.paramsFor(engine, ask.k, ask.cursor);
+          return legParams(input.outbound, states.get(engine.id)!.leg, ask.k, ask.cursor);
         },
       }, ctx, fed);
       if (outcome.failures.length > 0) {

@@ -8,7 +8,8 @@ import { Pool } from 'undici';
 import { createParser } from 'eventsource-parser';
 import { isJsonObject, type JsonObject } from '../../core/protocol/jsonrpc.js';
 import { UpstreamError } from '../../core/upstream/errors.js';
-import { nextProgressToken, type UpstreamCallOptions, type UpstreamTransport } from '../../core/upstream/transport.js';
+import { nextProgressToken, settleResponse, withProgressToken } from '../../core/upstream/frames.js';
+import type { UpstreamCallOptions, UpstreamTransport } from '../../core/upstream/transport.js';
 
 export interface HttpTransportOptions {
   url: string;
@@ -135,11 +136,6 @@ function callSignal(parent: AbortSignal | undefined, timeoutMs: number): CallSig
   };
 }
 
-function withProgressToken(params: JsonObject, token: string): JsonObject {
-  const meta = isJsonObject(params._meta) ? params._meta : {};
-  return { ...params, _meta: { ...meta, progressToken: token } };
-}
-
 /** The whole body as text, refused past `maxBytes`; plain stream events (an async iterator costs more per answer). */
 function readCapped(body: Readable, maxBytes: number, signal: AbortSignal): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -182,21 +178,6 @@ function parseFrame(text: string): unknown {
   } catch {
     throw new UpstreamError('malformed', 'answer is not valid JSON');
   }
-}
-
-/** A JSON-RPC response frame for `id` → its result, or the matching failure. */
-export function settleResponse(frame: unknown, id: number): JsonObject {
-  if (!isJsonObject(frame) || frame.jsonrpc !== '2.0') throw new UpstreamError('malformed', 'answer is not a JSON-RPC 2.0 response');
-  if (frame.id !== id) throw new UpstreamError('malformed', 'answer carries an unknown id');
-  if (isJsonObject(frame.error)) {
-    const code = typeof frame.error.code === 'number' && Number.isInteger(frame.error.code) ? frame.error.code : -32603;
-    const message = typeof frame.error.message === 'string' ? frame.error.message.slice(0, 500) : 'error';
-    const data = isJsonObject(frame.error.data) ? frame.error.data : undefined;
-    const retryAfterMs = typeof data?.retryAfterMs === 'number' && Number.isFinite(data.retryAfterMs) ? data.retryAfterMs : undefined;
-    throw new UpstreamError('remote-error', message, { code, message, ...(data ? { data } : {}) }, retryAfterMs);
-  }
-  if (!isJsonObject(frame.result)) throw new UpstreamError('malformed', 'answer has no result object');
-  return frame.result;
 }
 
 function statusFailure(status: number, retryAfter: unknown, text: string, id: number): UpstreamError {
