@@ -211,34 +211,10 @@ export function parseRetryAfter(value: unknown): number | undefined {
  */
 function readSse(body: Readable, id: number, token: string | undefined, options: UpstreamCallOptions, signal: AbortSignal): Promise<JsonObject> {
   return new Promise((resolve, reject) => {
-    let final: unknown;
+    const events = new SseEvents(token, options);
     let size = 0;
-    let failure: UpstreamError | undefined;
     let settled = false;
     const decoder = new TextDecoder();
-    const parser = createParser({
-      onEvent(event) {
-        if (final !== undefined || failure) return;
-        let frame: unknown;
-        try {
-          frame = JSON.parse(event.data);
-        } catch {
-          failure = new UpstreamError('malformed', 'SSE frame is not valid JSON');
-          return;
-        }
-        if (!isJsonObject(frame)) return;
-        if (frame.method === 'notifications/progress' && isJsonObject(frame.params)) {
-          // Frames for other tokens are ignored (§9).
-          if (token !== undefined && frame.params.progressToken === token) options.onProgress?.(frame.params);
-          return;
-        }
-        if (frame.method === 'notifications/log' && isJsonObject(frame.params)) {
-          options.onLog?.(frame.params);
-          return;
-        }
-        if ('result' in frame || 'error' in frame) final = frame;
-      },
-    });
     // The error listener stays after settling: destroying an unfinished body emits 'error'.
     const finish = (err: unknown, value?: JsonObject): void => {
       if (settled) return;
@@ -261,19 +237,19 @@ function readSse(body: Readable, id: number, token: string | undefined, options:
         return finish(new UpstreamError('too-large', `answer exceeds ${options.maxResponseBytes} bytes`));
       }
       try {
-        parser.feed(decoder.decode(bytes, { stream: true }));
+        events.parser.feed(decoder.decode(bytes, { stream: true }));
       } catch (err) {
         body.destroy();
         return finish(err); // a relay callback threw: fail this leg, never the process
       }
-      if (failure) {
+      if (events.failure) {
         body.destroy();
-        return finish(failure);
+        return finish(events.failure);
       }
-      if (final !== undefined) {
+      if (events.final !== undefined) {
         body.destroy(); // anything after the final frame is ignored
         try {
-          finish(undefined, settleResponse(final, id));
+          finish(undefined, settleResponse(events.final, id));
         } catch (err) {
           finish(err);
         }
@@ -286,4 +262,41 @@ function readSse(body: Readable, id: number, token: string | undefined, options:
     body.on('end', onEnd);
     body.on('error', (err: Error) => finish(err));
   });
+}
+
+/**
+ * The events of one SSE answer: progress frames for this leg's token and log frames are relayed
+ * as they come; the response frame is kept as `final`; a frame that is not JSON is a `failure`.
+ */
+class SseEvents {
+  final: unknown;
+  failure: UpstreamError | undefined;
+  readonly parser = createParser({ onEvent: (event) => this.onEvent(event.data) });
+
+  constructor(
+    private readonly token: string | undefined,
+    private readonly options: UpstreamCallOptions,
+  ) {}
+
+  private onEvent(data: string): void {
+    if (this.final !== undefined || this.failure) return;
+    let frame: unknown;
+    try {
+      frame = JSON.parse(data);
+    } catch {
+      this.failure = new UpstreamError('malformed', 'SSE frame is not valid JSON');
+      return;
+    }
+    if (!isJsonObject(frame)) return;
+    if (frame.method === 'notifications/progress' && isJsonObject(frame.params)) {
+      // Frames for other tokens are ignored (§9).
+      if (this.token !== undefined && frame.params.progressToken === this.token) this.options.onProgress?.(frame.params);
+      return;
+    }
+    if (frame.method === 'notifications/log' && isJsonObject(frame.params)) {
+      this.options.onLog?.(frame.params);
+      return;
+    }
+    if ('result' in frame || 'error' in frame) this.final = frame;
+  }
 }
