@@ -8,6 +8,7 @@ import { ConfigError, loadConfigFile } from '../node/config/load.js';
 import { BreakerSettingsSchema, type BreakerSettings, type EngineConfig, type GatewayConfig } from '../core/config/schema.js';
 import { silentLogger } from '../node/observability/log.js';
 import { Engine } from '../core/upstream/engine.js';
+import { nodeTransports } from '../node/upstream/factory.js';
 import { renderTable } from './table.js';
 
 export const CHECK_CONFIG_HELP = `rcp-gateway check-config [--config FILE] [--timeout MS] [--no-probe] [--json]
@@ -106,7 +107,7 @@ async function probe(engineConfig: EngineConfig, config: GatewayConfig, timeoutM
   };
   if (timeoutMs === undefined) return report;
   const probeTimeout = Math.min(timeoutMs, engineConfig.timeoutMs ?? settings.engineTimeoutMs);
-  const engine = new Engine({ ...engineConfig, timeoutMs: probeTimeout }, settings, silentLogger());
+  const engine = new Engine({ ...engineConfig, timeoutMs: probeTimeout }, settings, { logger: silentLogger(), transports: nodeTransports });
   try {
     report.reachable = await engine.start();
     if (!report.reachable) report.error = engine.lastError ?? 'initialize failed';

@@ -12,6 +12,7 @@ import { runInNewContext } from 'node:vm';
 import { parseConfig } from '../../src/node/config/load.js';
 import { Gateway } from '../../src/core/gateway/gateway.js';
 import { silentLogger } from '../../src/node/observability/log.js';
+import { nodeTransports } from '../../src/node/upstream/factory.js';
 import { Session } from '../../src/core/session/session.js';
 import type { ResponseMessage } from '../../src/core/protocol/jsonrpc.js';
 import { REPO_ROOT, stdioEngineCommand, tmpDir, writeControl } from '../support/processes.js';
@@ -49,6 +50,7 @@ beforeAll(async () => {
   }, { baseDir: REPO_ROOT });
   gateway = new Gateway(config, {
     logger: silentLogger(),
+    transports: nodeTransports,
     hooks: { onBreakerTransition: (engine, from, to) => { if (engine === 'flappy') transitions.push(`${from}>${to}`); } },
   });
   await gateway.start();

@@ -15,6 +15,8 @@ import { deriveCapabilities } from '../federation/capabilities.js';
 import type { FederationContext, FederationHooks } from '../federation/context.js';
 import { federatedRetrieve } from '../federation/retrieve.js';
 import { routeToOne } from '../federation/routing.js';
+import { catalogList } from '../federation/catalog.js';
+import type { TransportFactory } from '../upstream/transport.js';
 import { federatedGraph } from '../federation/graph.js';
 import { federatedWrite } from '../federation/writes.js';
 import { Generations } from '../ops/generations.js';
@@ -25,6 +27,8 @@ export const GATEWAY_VERSION = '0.1.0';
 export interface GatewayOptions {
   logger: Logger;
   hooks?: FederationHooks & EngineHooks;
+  /** Builds each engine's transport: the runtime's choice (node/upstream/factory.ts under Node). */
+  transports: TransportFactory;
   /** How long `start()` waits for engines to initialize before serving anyway. */
   startupWaitMs?: number;
 }
@@ -107,7 +111,7 @@ export class Gateway implements RcpService {
       case 'retrieve':
         return federatedRetrieve(params, ctx, fed);
       case 'catalog/list':
-        return Promise.resolve({ engines: this.engineList.map((engine) => engine.catalogEntry(this.config.gateway.exposeEndpoints)) });
+        return Promise.resolve(catalogList(this.engineList, this.config.gateway.exposeEndpoints));
       case 'graph':
         return federatedGraph(params, ctx, fed);
       case 'index/add':
@@ -179,7 +183,11 @@ export class Gateway implements RcpService {
   }
 
   private createEngine(engineConfig: GatewayConfig['engines'][number], settings = this.config.gateway): Engine {
-    return new Engine(engineConfig, settings, this.options.logger.child({ engine: engineConfig.id }), this.options.hooks);
+    return new Engine(engineConfig, settings, {
+      logger: this.options.logger.child({ engine: engineConfig.id }),
+      transports: this.options.transports,
+      hooks: this.options.hooks,
+    });
   }
 }
 
