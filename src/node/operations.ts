@@ -15,6 +15,7 @@ import type { Logger } from './observability/log.js';
 import { GatewayMetrics } from './observability/metrics.js';
 import { ObservedService } from './observability/observed-service.js';
 import { startOpsServer, type RunningOpsServer } from './server/ops-server.js';
+import type { NodeHttpEnv } from './server/node-request-io.js';
 import { ConfigReloader } from './config/reloader.js';
 
 export class Operations {
@@ -47,7 +48,7 @@ export class Operations {
   }
 
   /** Extra HTTP server options: ops routes, SSE stream gauge, the per-request observer. */
-  httpOptions(): Partial<HttpServerOptions> {
+  httpOptions(): Partial<HttpServerOptions<NodeHttpEnv>> {
     const onMain = this.settings.metrics.enabled && this.settings.metrics.port === undefined;
     return {
       extend: (app) => mountOpsRoutes(app, this.routes(onMain)),

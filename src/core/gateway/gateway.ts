@@ -7,7 +7,7 @@ import type { GatewayConfig } from '../config/schema.js';
 import type { InitializeResult } from '../protocol/capabilities.js';
 import { PROTOCOL_VERSION } from '../protocol/capabilities.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
-import type { Logger } from '../../node/observability/log.js';
+import type { Logger } from '../observability/logger.js';
 import type { CallContext, RcpService } from '../service/contract.js';
 import { Engine, type EngineHooks } from '../upstream/engine.js';
 import { RetryBudget } from '../resilience/retry.js';

@@ -7,7 +7,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import type { BreakerSettings, EngineConfig, GatewaySettings } from '../config/schema.js';
 import { PROTOCOL_VERSION, type Capabilities, type PeerInfo } from '../protocol/capabilities.js';
 import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
-import type { Logger } from '../../node/observability/log.js';
+import type { Logger } from '../observability/logger.js';
 import type { ResilienceHooks } from '../observability/hooks.js';
 import { EngineBreaker, type BreakerState } from '../resilience/breaker.js';
 import { UpstreamError } from './errors.js';
