@@ -10,7 +10,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { ErrorCode } from '../../core/protocol/errors.js';
-import { METHOD_CAPABILITY, vendorCapabilityOf } from '../../core/protocol/methods.js';
+import { isCoreMethod, vendorCapabilityOf } from '../../core/protocol/methods.js';
 import type { AbortReason } from '../../core/service/contract.js';
 import type { EngineView, MetricsExposition } from '../../core/observability/engine-view.js';
 
@@ -27,7 +27,7 @@ const DEGRADED_REASONS = new Set([
 
 /** Method label: the RCP roster as is; vendor extensions and anything else collapse. */
 export function methodLabel(method: string): string {
-  if (Object.prototype.hasOwnProperty.call(METHOD_CAPABILITY, method)) return method;
+  if (isCoreMethod(method)) return method;
   return vendorCapabilityOf(method) ? 'x-vendor' : 'other';
 }
 
