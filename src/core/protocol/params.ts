@@ -91,3 +91,17 @@ export function parseParams<T extends z.ZodType>(schema: T, params: JsonObject):
   const detail = valueAt(params, issue.path) === undefined ? 'required' : issue.message;
   throw RcpError.invalidParams(field, detail);
 }
+
+/** A request's `_meta` (§4.4): absent is empty; a field error names `_meta.<field>`. */
+export function parseRequestMeta(raw: unknown): RequestMeta {
+  if (raw === undefined || raw === null) return {};
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw RcpError.invalidParams('_meta', 'must be an object');
+  try {
+    return parseParams(MetaSchema, raw as JsonObject);
+  } catch (err) {
+    if (err instanceof RcpError && err.data?.field) {
+      throw RcpError.invalidParams(`_meta.${err.data.field}`, String(err.data.detail ?? 'invalid'));
+    }
+    throw err;
+  }
+}
