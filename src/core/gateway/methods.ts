@@ -19,7 +19,7 @@ export type MethodHandler = (method: string, params: JsonObject, ctx: CallContex
 const catalogList: MethodHandler = (_method, _params, _ctx, fed) =>
   Promise.resolve({ engines: fed.engines.map((engine) => engine.catalogEntry(fed.settings.exposeEndpoints)) });
 
-export const GATEWAY_METHODS: Readonly<Partial<Record<CoreMethod, MethodHandler>>> = {
+const GATEWAY_METHODS: Readonly<Partial<Record<CoreMethod, MethodHandler>>> = {
   retrieve: (_method, params, ctx, fed) => federatedRetrieve(params, ctx, fed),
   graph: (_method, params, ctx, fed) => federatedGraph(params, ctx, fed),
   'catalog/list': catalogList,

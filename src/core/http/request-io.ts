@@ -28,7 +28,7 @@ export function webRequestIo<E extends Env>(): RequestIo<E> {
   };
 }
 
-export function lowerHeaders(headers: Headers): Record<string, string> {
+function lowerHeaders(headers: Headers): Record<string, string> {
   const out: Record<string, string> = {};
   headers.forEach((value, key) => {
     out[key] = value;

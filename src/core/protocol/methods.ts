@@ -6,7 +6,7 @@
 export const UNGATED_ANYTIME = new Set(['info', 'ping', 'shutdown']);
 
 /** Core method → gating capability key (§7 table). `null` = no capability needed. */
-export const METHOD_CAPABILITY = {
+const METHOD_CAPABILITY = {
   initialize: null,
   info: null,
   ping: null,

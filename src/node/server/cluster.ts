@@ -17,13 +17,13 @@ import os from 'node:os';
 import type { Logger } from '../observability/log.js';
 
 /** Set by the primary for its workers: the port every worker listens on. */
-export const WORKER_PORT_ENV = 'RCPGW_WORKER_PORT';
+const WORKER_PORT_ENV = 'RCPGW_WORKER_PORT';
 /**
  * Set by the primary: one pagination-cursor key for every worker, used when `gateway.cursorSecret`
  * is not configured. Without it each worker would sign with its own random key and a cursor
  * issued by one worker would not open on the next (§10: any replica must serve the next page).
  */
-export const WORKER_CURSOR_SECRET_ENV = 'RCPGW_WORKER_CURSOR_SECRET';
+const WORKER_CURSOR_SECRET_ENV = 'RCPGW_WORKER_CURSOR_SECRET';
 const LISTENING = 'rcpgw:listening';
 
 const RESTART_BASE_MS = 100;
@@ -62,7 +62,7 @@ export function announceListening(url: string): void {
 }
 
 /** A port that was free a moment ago on `host` (the OS picks it; released before the workers bind). */
-export function freePort(host: string): Promise<number> {
+function freePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
     probe.once('error', reject);
