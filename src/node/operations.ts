@@ -1,7 +1,7 @@
 /**
  * Operations wiring for one gateway process: metrics registry, the observed service wrapper and
  * its hooks, health/metrics routes (main port or gateway.metrics.port), SIGHUP and file-watch
- * reload. cli.ts creates one, passes `hooks` to the Gateway, serves `attach(gateway)`.
+ * reload. src/cli/main.ts creates one, passes `hooks` to the Gateway, serves `attach(gateway)`.
  */
 import type { GatewayConfig } from '../core/config/schema.js';
 import type { EngineHooks } from '../core/upstream/engine.js';
