@@ -11,7 +11,7 @@ import { Engine } from '../core/upstream/engine.js';
 import { nodeTransports } from '../node/upstream/factory.js';
 import { renderTable } from './table.js';
 
-export const CHECK_CONFIG_HELP = `rcp-gateway check-config [--config FILE] [--timeout MS] [--no-probe] [--json]
+const CHECK_CONFIG_HELP = `rcp-gateway check-config [--config FILE] [--timeout MS] [--no-probe] [--json]
 
 Validates a gateway config, then starts each engine and sends it initialize (stdio engines are
 spawned and stopped again), and prints one row per engine: id, transport, target, reachable,

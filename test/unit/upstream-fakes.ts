@@ -6,7 +6,7 @@ import type { JsonObject } from '../../src/core/protocol/jsonrpc.js';
 import type { Call, UpstreamCall } from '../../src/core/upstream/call.js';
 import type { UpstreamCallOptions, UpstreamTransport } from '../../src/core/upstream/transport.js';
 import type { BreakerSettings } from '../../src/core/config/schema.js';
-import type { Logger } from '../../src/core/upstream/logger.js';
+import type { Logger } from '../../src/core/observability/logger.js';
 
 export interface Deferred<T> {
   promise: Promise<T>;
@@ -77,4 +77,4 @@ export function breakerSettings(over: Partial<BreakerSettings> = {}): BreakerSet
   };
 }
 
-export const silent: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+export const silent: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined, child: () => silent };

@@ -3,7 +3,7 @@
  * A value, so a reload can swap it while in-flight calls keep the set they started with.
  */
 import type { GatewaySettings } from '../config/schema.js';
-import type { Logger } from '../upstream/logger.js';
+import type { Logger } from '../observability/logger.js';
 import type { ResilienceHooks } from '../observability/hooks.js';
 import type { Engine } from '../upstream/engine.js';
 import type { RetryBudget } from '../resilience/retry.js';

@@ -11,7 +11,7 @@ import type { ResilienceHooks } from '../observability/hooks.js';
 import { EngineBreaker, type BreakerState } from '../resilience/breaker.js';
 import { Limiter } from '../resilience/limiter.js';
 import type { Call, UpstreamCall } from './call.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../observability/logger.js';
 import { composePipeline } from './pipeline.js';
 import { sendVia } from './send.js';
 import { Supervisor, type EngineStatus } from './supervisor.js';

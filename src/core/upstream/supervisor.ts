@@ -7,7 +7,7 @@
 import type { Capabilities, PeerInfo } from '../protocol/capabilities.js';
 import { UpstreamError } from './errors.js';
 import { handshake, type HandshakeOptions } from './handshake.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../observability/logger.js';
 import type { UpstreamTransport } from './transport.js';
 
 export type EngineStatus = 'starting' | 'ready' | 'down' | 'stopped';
