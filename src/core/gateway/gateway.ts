@@ -10,6 +10,7 @@ import type { JsonObject } from '../protocol/jsonrpc.js';
 import type { Logger } from '../../node/observability/log.js';
 import type { CallContext, RcpService } from '../service/contract.js';
 import { Engine, type EngineHooks } from '../upstream/engine.js';
+import type { TransportFactory } from '../upstream/transport.js';
 import { RetryBudget } from '../resilience/retry.js';
 import { deriveCapabilities } from '../federation/capabilities.js';
 import type { FederationContext, FederationHooks } from '../federation/context.js';
@@ -27,6 +28,8 @@ export interface GatewayOptions {
   hooks?: FederationHooks & EngineHooks;
   /** How long `start()` waits for engines to initialize before serving anyway. */
   startupWaitMs?: number;
+  /** Builds each engine's transport; absent = HTTP or stdio by the engine's config. */
+  transports?: TransportFactory;
 }
 
 export class Gateway implements RcpService {
@@ -179,7 +182,7 @@ export class Gateway implements RcpService {
   }
 
   private createEngine(engineConfig: GatewayConfig['engines'][number], settings = this.config.gateway): Engine {
-    return new Engine(engineConfig, settings, this.options.logger.child({ engine: engineConfig.id }), this.options.hooks);
+    return new Engine(engineConfig, settings, this.options.logger.child({ engine: engineConfig.id }), this.options.hooks, this.options.transports);
   }
 }
 

@@ -13,7 +13,7 @@ import { EngineBreaker, type BreakerState } from '../resilience/breaker.js';
 import { UpstreamError } from './errors.js';
 import { HttpTransport } from '../../node/upstream/http.js';
 import { StdioTransport } from '../../node/upstream/stdio.js';
-import type { UpstreamCallOptions, UpstreamTransport } from './transport.js';
+import type { TransportFactory, UpstreamCallOptions, UpstreamTransport } from './transport.js';
 
 export type EngineStatus = 'starting' | 'ready' | 'down' | 'stopped';
 
@@ -61,6 +61,8 @@ export class Engine {
     private readonly settings: GatewaySettings,
     private readonly logger: Logger,
     private readonly hooks: EngineHooks = {},
+    /** Builds this engine's transport when given (tests, embedders); else HTTP or stdio by config. */
+    private readonly transports?: TransportFactory,
   ) {
     this.id = config.id;
     this.weight = config.weight;
@@ -268,6 +270,17 @@ export class Engine {
 
   private createTransport(): UpstreamTransport {
     const { config } = this;
+    if (this.transports) {
+      return this.transports(config, { connections: config.maxConcurrent ?? this.settings.maxConcurrentPerEngine, maxResponseBytes: this.maxResponseBytes }, {
+        onStderr: (line) => this.logger.info({ stderr: line }, 'engine stderr'),
+        onLog: (frame) => this.hooks.onLog?.(this.id, frame),
+        onExit: (code, signal) => {
+          if (this.stopping) return;
+          this.markDown(new UpstreamError('crashed', `process exited (${signal ?? `code ${code}`})`));
+          this.scheduleRestart();
+        },
+      });
+    }
     if (config.transport === 'http') {
       return new HttpTransport({
         url: config.url!,
