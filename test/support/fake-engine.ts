@@ -10,7 +10,7 @@ import { ErrorCode, RcpError } from '../../src/core/protocol/errors.js';
 import type { JsonObject } from '../../src/core/protocol/jsonrpc.js';
 import type { CallContext, LogEntry, ProgressUpdate, RcpService } from '../../src/core/service/contract.js';
 
-export interface FakeHit {
+export interface FakeHit extends JsonObject {
   id: string;
   score: number;
   text?: string;
@@ -21,7 +21,7 @@ export interface FakeHit {
 export type Fault =
   /** Answer with this JSON-RPC error (`data.retryAfterMs` is honoured by the gateway). */
   | { error: number; message?: string; data?: JsonObject }
-  /** Never answer: only a cancel, the engine-side deadline or a closed transport ends the call. */
+  /** Never answer, whatever happens: the engine-side Session or the gateway must give up on it. */
   | { hang: true }
   /** Answer with a result of the wrong shape (`hits` is not an array). */
   | { malformed: true }
@@ -115,16 +115,26 @@ export class FakeEngine implements RcpService {
     const record: RecordedCall = { method, params, at: performance.now(), outcome: 'pending' };
     this.calls.push(record);
     const behaviour = this.behaviour;
+    const noteAbort = (): void => {
+      record.outcome = 'aborted';
+      record.abortReason = String(ctx.signal.reason);
+    };
+    for (const entry of behaviour.logs) ctx.log?.(entry);
+    for (const update of behaviour.progress) ctx.progress?.(update);
+    if (behaviour.fault && 'hang' in behaviour.fault) {
+      // Deaf to cancel and deadline alike: the engine-side Session answers for it (-32006 on
+      // cancel, -32014 after its grace), unless the gateway gave up on the call first.
+      ctx.signal.addEventListener('abort', noteAbort, { once: true });
+      return new Promise<JsonObject>(() => undefined);
+    }
     try {
-      for (const entry of behaviour.logs) ctx.log?.(entry);
-      for (const update of behaviour.progress) ctx.progress?.(update);
-      await pause('hang' in (behaviour.fault ?? {}) ? Infinity : behaviour.delayMs, ctx.signal);
+      await pause(behaviour.delayMs, ctx.signal);
       const result = await this.answer(method, params, ctx, behaviour.fault);
       record.outcome = 'answered';
       return result;
     } catch (err) {
-      record.outcome = ctx.signal.aborted ? 'aborted' : 'failed';
-      if (ctx.signal.aborted) record.abortReason = String(ctx.signal.reason);
+      if (ctx.signal.aborted) noteAbort();
+      else record.outcome = 'failed';
       throw err;
     }
   }
@@ -155,18 +165,23 @@ export function defaultHits(prefix: string, count: number): FakeHit[] {
   return Array.from({ length: count }, (_, i) => ({ id: `${prefix}-${i + 1}`, score: 1 - i / (count + 1), text: `passage ${i + 1} of ${prefix}` }));
 }
 
-/** Resolve after `ms` (never, for Infinity); reject with -32006 when `signal` aborts first. */
+/**
+ * Resolve after `ms`. An engine that honours its signal stops early: -32014 when its deadline
+ * passed (§13.1), -32006 when it was cancelled (§7.14).
+ */
 function pause(ms: number, signal: AbortSignal): Promise<void> {
   if (ms <= 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const onAbort = (): void => {
       clearTimeout(timer);
-      reject(new RcpError(ErrorCode.Cancelled, `aborted (${String(signal.reason)})`));
+      reject(signal.reason === 'deadline'
+        ? new RcpError(ErrorCode.Timeout, 'deadline exceeded', { retryable: true })
+        : new RcpError(ErrorCode.Cancelled, `aborted (${String(signal.reason)})`));
     };
-    const timer = Number.isFinite(ms) ? setTimeout(() => {
+    const timer = setTimeout(() => {
       signal.removeEventListener('abort', onAbort);
       resolve();
-    }, ms) : undefined;
+    }, ms);
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
   });

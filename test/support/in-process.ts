@@ -14,6 +14,7 @@
 import { ConfigSchema, type GatewayConfig } from '../../src/core/config/schema.js';
 import { Gateway } from '../../src/core/gateway/gateway.js';
 import type { FederationHooks } from '../../src/core/federation/context.js';
+import { ErrorCode, RcpError } from '../../src/core/protocol/errors.js';
 import type { JsonObject, NotificationMessage, ResponseMessage } from '../../src/core/protocol/jsonrpc.js';
 import { MetaSchema, parseParams } from '../../src/core/protocol/params.js';
 import type { CallContext, LogEntry, ProgressUpdate } from '../../src/core/service/contract.js';
@@ -98,15 +99,26 @@ export async function startInProcess(engines: readonly FakeEngine[], options: In
   };
 }
 
-/** `gateway.call` with the deadline and cancel behaviour a Session gives a request. */
+/**
+ * `gateway.call` with the deadline and cancel behaviour a Session gives a request: the signal
+ * aborts with 'deadline' when the deadline passes; a cancel aborts it with 'cancel' and answers
+ * -32006 at once (§7.14), whatever the gateway still does with the call.
+ */
 async function callDirect(gateway: Gateway, method: string, params: JsonObject, options: CallOptions, requestId: number): Promise<JsonObject> {
   const controller = new AbortController();
   const ctx = contextFor(gateway, method, params, options, requestId, controller.signal);
   const deadline = setTimeout(() => controller.abort('deadline'), ctx.deadlineMs);
-  const onCancel = (): void => controller.abort('cancel');
-  options.signal?.addEventListener('abort', onCancel, { once: true });
+  let onCancel = (): void => undefined;
+  const cancelled = new Promise<never>((_, reject) => {
+    onCancel = () => {
+      controller.abort('cancel');
+      reject(new RcpError(ErrorCode.Cancelled, 'cancelled'));
+    };
+  });
+  if (options.signal?.aborted) onCancel();
+  else options.signal?.addEventListener('abort', onCancel, { once: true });
   try {
-    return await gateway.call(method, params, ctx);
+    return await Promise.race([gateway.call(method, params, ctx), cancelled]);
   } finally {
     clearTimeout(deadline);
     options.signal?.removeEventListener('abort', onCancel);
