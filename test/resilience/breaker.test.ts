@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { startGateway, startHttpEngine, tmpDir, writeControl, type EngineHandle, type GatewayHandle } from '../support/processes.js';
-import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { breakerState, catalog, expectHealthyAnswer, notesOf, requestsSeen, retrieve, waitUntil } from './helpers.js';
 
 const VOLUME = 4;
@@ -144,3 +144,5 @@ describe('an engine that rate-limits with Retry-After', () => {
     expect(entry._meta.breakerRetryInMs).toBeGreaterThan(2_000);
   });
 });
+
+schemaCrossCheck();
