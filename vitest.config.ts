@@ -22,9 +22,13 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // Vitest's default on 2 cores is one file at a time. End-to-end files mostly wait on child
-    // processes, sockets and timers, so a few at once use both cores without starving them.
-    maxWorkers: 3,
+    // One worker per core (vitest's default on 2 cores is 1): end-to-end files spend much of
+    // their time waiting on child processes, sockets and timers, which the other file fills.
+    maxWorkers: 2,
+    // Files reuse their worker's process and modules instead of a fresh fork and fresh imports
+    // each: no test file here patches globals, mocks modules or leaves fake timers installed,
+    // and the one shared collector is reset per file (test/setup/per-file.ts).
+    isolate: false,
     reporters: ['default'],
     projects: [
       { extends: true, test: { name: 'in-process', include: IN_PROCESS } },
@@ -35,6 +39,7 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: [...IN_PROCESS, 'test/soak/**', '**/node_modules/**'],
           globalSetup: ['test/setup/dist.ts'],
+          setupFiles: ['test/setup/per-file.ts'],
         },
       },
     ],
