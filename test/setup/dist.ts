@@ -1,9 +1,10 @@
 /**
- * Vitest global setup: the end-to-end suites spawn the gateway from dist/, so before any test
- * runs, dist/ must be the build of the src/ on disk. It is rebuilt (`tsc -p tsconfig.build.json`)
- * when a source file has no output or an output older than it, or a build setting changed after
- * the last build; otherwise nothing is done, so `npm test` (which builds first) builds once and
- * `npx vitest run test/x` never tests stale code.
+ * Vitest global setup of the end-to-end tier: its suites spawn the gateway from dist/, so before
+ * any of them runs, dist/ must be the build of the src/ on disk. It is rebuilt
+ * (`tsc -p tsconfig.build.json`) when a source file has no output or an output older than it, or
+ * a build setting changed after the last build; otherwise nothing is done. This is the build step
+ * of `npm test`: a tree `npm ci` just built (its `prepare` script) is not built again, an edited
+ * one is built once, and `npx vitest run test/x` never tests stale code.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
