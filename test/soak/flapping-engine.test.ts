@@ -16,7 +16,7 @@ import { nodeTransports } from '../../src/node/upstream/factory.js';
 import { Session } from '../../src/core/session/session.js';
 import type { ResponseMessage } from '../../src/core/protocol/jsonrpc.js';
 import { REPO_ROOT, stdioEngineCommand, tmpDir, writeControl } from '../support/processes.js';
-import { enginePids, expectAllGone, QUERY } from './helpers.js';
+import { enginePids, expectAllGone, QUERY } from '../resilience/helpers.js';
 
 const TOTAL = 20_000;
 const FLIP_EVERY = 1_000;
