@@ -13,8 +13,9 @@ cd "$(dirname "$0")/.."
 
 LINES="${RCPGW_NODE_LINES:-22.23.3 24.22.3}"
 CACHE="${RCPGW_NODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rcp-gateway/node}"
-# The suites that run the built gateway and real engines end to end, plus the transport contract.
-TIER=(test/core test/streaming test/routing test/upstream)
+# The suites that run the built gateway and real engines end to end, and the transport contract
+# (the fetch transport on each line's own fetch).
+TIER=(test/core test/streaming test/upstream)
 TARGET="$(node -p 'process.platform + "-" + process.arch')"
 
 # The node binary of `version`, fetched into the cache on first use.
