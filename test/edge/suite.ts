@@ -2,9 +2,11 @@
  * What every edge runtime must show, against real local HTTP test engines and next to the Node
  * gateway on the same config and engines: identical fused hits, SSE progress relayed, a client
  * that leaves cancelling the legs still running, a hanging engine cut at the deadline with a
- * degraded answer, the breaker opening (and closing again once the engine recovers), and a
- * cursor signed by the Node gateway paging on the edge. One runtime start per file.
+ * degraded answer, the breaker opening (and closing again once the engine recovers), an engine
+ * down at the first request taken in once it is up, and a cursor signed by the Node gateway
+ * paging on the edge. One runtime start per file.
  */
+import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rpc, rpcSse, type JsonRpcResponse } from '../support/http-client.js';
 import { readEvents, startGateway, startHttpEngine, tmpDir, waitForEvent, writeControl, type EngineEvent, type EngineHandle, type GatewayHandle } from '../support/processes.js';
@@ -18,7 +20,7 @@ interface CatalogEntry { id: string; _meta: { breaker: string } }
 
 const SECRET = 'edge-and-node-share-this-cursor-secret';
 const ENGINES = ['alpha', 'beta', 'slow', 'flaky'] as const;
-type EngineId = (typeof ENGINES)[number];
+type EngineId = (typeof ENGINES)[number] | 'late';
 
 const only = (...engines: EngineId[]): Record<string, unknown> => ({ 'x-rcpgw': { engines } });
 
@@ -31,6 +33,15 @@ async function eventually<T>(attempt: () => Promise<T | undefined>, timeoutMs: n
     if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** A port nothing listens on now (for an engine started later). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
 
 /** The gateway's JSON log lines in a runtime's output. */
@@ -52,6 +63,8 @@ export function edgeSuite(runtime: EdgeRuntime): void {
     const dir = tmpDir('rcp-edge-');
     const control = (id: EngineId): string => `${dir}/${id}.json`;
     const engines = {} as Record<EngineId, EngineHandle>;
+    /** Where the `late` engine will listen: nothing is there when the gateways start. */
+    let latePort: number;
     let node: GatewayHandle;
     let edge: EdgeServer;
 
@@ -65,6 +78,7 @@ export function edgeSuite(runtime: EdgeRuntime): void {
         // beta ranks in reverse, so fusion has two different orders to reconcile.
         engines[id] = await startHttpEngine(['--id', id, '--control', control(id), ...(id === 'beta' ? ['--reverse'] : [])]);
       }
+      latePort = await freePort();
       const config = {
         engines: [
           { id: 'alpha', transport: 'http', url: engines.alpha.url },
@@ -74,6 +88,7 @@ export function edgeSuite(runtime: EdgeRuntime): void {
             id: 'flaky', transport: 'http', url: engines.flaky.url,
             breaker: { volumeThreshold: 3, errorThresholdPercentage: 50, resetTimeoutMs: 400, maxResetTimeoutMs: 400 },
           },
+          { id: 'late', transport: 'http', url: `http://127.0.0.1:${latePort}/rcp` },
         ],
         gateway: {
           cursorSecret: SECRET,
@@ -82,6 +97,9 @@ export function edgeSuite(runtime: EdgeRuntime): void {
           sseHeartbeatMs: 100,
           // Every failure reaches the breaker once: no retries to count around.
           retry: { budgetRatio: 0, minPerWindow: 0 },
+          // An engine that is down is retried soon (the `late` engine).
+          restartDelayMs: 100,
+          restartMaxDelayMs: 300,
         },
       };
       node = await startGateway({ config });
@@ -91,7 +109,7 @@ export function edgeSuite(runtime: EdgeRuntime): void {
     afterAll(async () => {
       await edge?.stop();
       await node?.stop();
-      for (const id of ENGINES) await engines[id]?.stop();
+      for (const id of [...ENGINES, 'late'] as const) await engines[id]?.stop();
       console.log(schemaCrossCheckBanner());
       expect(emittedErrors()).toEqual([]);
     });
@@ -162,7 +180,7 @@ export function edgeSuite(runtime: EdgeRuntime): void {
 
     it('cuts a hanging engine at the deadline and answers degraded, as Node does', async () => {
       behave({ slow: { fault: 'hang' } });
-      const params = (where: string) => ({ query: `edge deadline ${where}`, k: 4, _meta: { deadlineMs: 600, ...only('alpha', 'slow') } });
+      const params = (where: string) => ({ query: `retrieval ranking deadline ${where}`, k: 4, _meta: { deadlineMs: 600, ...only('alpha', 'slow') } });
       const started = performance.now();
       const onEdge = await rpc<RetrieveResult>(edge.url, 'retrieve', params(runtime.name));
       const elapsed = performance.now() - started;
@@ -174,7 +192,7 @@ export function edgeSuite(runtime: EdgeRuntime): void {
       const shape = (d: Degraded[] | undefined): unknown => d?.map(({ engine, code, reason }) => ({ engine, code, reason }));
       expect(shape(onEdge.result!._meta.degraded)).toEqual([{ engine: 'slow', code: expect.any(Number), reason: expect.any(String) }]);
       expect(shape(onEdge.result!._meta.degraded)).toEqual(shape(onNode.result!._meta.degraded));
-      await abortOf('slow', await requestOf('slow', `edge deadline ${runtime.name}`));
+      await abortOf('slow', await requestOf('slow', `retrieval ranking deadline ${runtime.name}`));
     });
 
     it('opens the breaker on a failing engine, then closes it once the engine recovers', async () => {
@@ -199,6 +217,20 @@ export function edgeSuite(runtime: EdgeRuntime): void {
       let n = 4;
       await eventually(async () => ((await ask(n++)).result ? true : undefined), 10_000, 'a call through the recovered engine');
       expect(await breakerState()).toBe('closed');
+    });
+
+    it('takes in an engine that was down when the first request came, once it is up', async () => {
+      behave();
+      const ask = (): Promise<JsonRpcResponse<RetrieveResult>> => rpc<RetrieveResult>(edge.url, 'retrieve', { query: 'retrieval index', k: 3, _meta: only('alpha', 'late') });
+      const before = await ask();
+      expect(before.result!._meta.engines).toEqual(['alpha']);
+      engines.late = await startHttpEngine(['--id', 'late', '--port', String(latePort)]);
+      // Its re-initialization is retried on a backoff timer; the next requests see it back.
+      const after = await eventually(async () => {
+        const reply = await ask();
+        return reply.result?._meta.engines.includes('late') ? reply : undefined;
+      }, 10_000, 'the late engine in an answer');
+      expect(after.result!._meta.engines).toEqual(['alpha', 'late']);
     });
 
     it('pages with a cursor the Node gateway signed, and Node pages with one the edge signed', async () => {
