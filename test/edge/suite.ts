@@ -97,6 +97,9 @@ export function edgeSuite(runtime: EdgeRuntime): void {
           sseHeartbeatMs: 100,
           // Every failure reaches the breaker once: no retries to count around.
           retry: { budgetRatio: 0, minPerWindow: 0 },
+          // Far from the time a cancel takes: an engine call aborted soon after a client left was aborted by its leaving.
+          deadlineMs: 20_000,
+          engineTimeoutMs: 20_000,
           // An engine that is down is retried soon (the `late` engine).
           restartDelayMs: 100,
           restartMaxDelayMs: 300,
@@ -117,7 +120,12 @@ export function edgeSuite(runtime: EdgeRuntime): void {
     const requestOf = (id: EngineId, query: string): Promise<EngineEvent> =>
       waitForEvent(engines[id].eventsFile, (e) => e.ev === 'request' && e.method === 'retrieve' && e.params?.query === query);
     const abortOf = (id: EngineId, request: EngineEvent): Promise<EngineEvent> =>
-      waitForEvent(engines[id].eventsFile, (e) => e.ev === 'abort' && e.id === request.id && e.t >= request.t);
+      waitForEvent(engines[id].eventsFile, (e) => e.ev === 'abort' && e.id === request.id && e.t >= request.t, 15_000);
+    /** The engine saw its request aborted because the client left: soon after, not at a timeout. */
+    const expectCancelledSoon = async (id: EngineId, request: EngineEvent, leftAt: number): Promise<void> => {
+      const abort = await abortOf(id, request);
+      expect(abort.t - leftAt).toBeLessThan(5_000);
+    };
 
     it('answers a federated retrieve with the fused hits the Node gateway gives', async () => {
       behave();
@@ -152,17 +160,21 @@ export function edgeSuite(runtime: EdgeRuntime): void {
       behave({ slow: { fault: 'hang', progressFrames: 1 } });
       const query = `edge leaves mid-stream ${runtime.name}`;
       const leave = new AbortController();
+      let leftAt = 0;
       const reply = await rpcSse(edge.url, 'retrieve', { query, k: 4, _meta: only('alpha', 'slow') }, {
         progressToken: 'gone',
         signal: leave.signal,
         onFrame: (frame) => {
           const message = String((frame as { params?: { message?: unknown } }).params?.message ?? '');
-          if (message.startsWith('1 of 2 engines answered')) leave.abort();
+          if (message.startsWith('1 of 2 engines answered')) {
+            leftAt = Date.now();
+            leave.abort();
+          }
         },
       });
       expect(reply.aborted).toBe(true);
       expect(reply.final).toBeUndefined();
-      await abortOf('slow', await requestOf('slow', query));
+      await expectCancelledSoon('slow', await requestOf('slow', query), leftAt);
       const alphaRequest = await requestOf('alpha', query);
       expect(readEvents(engines.alpha.eventsFile).some((e) => e.ev === 'abort' && e.id === alphaRequest.id && e.t >= alphaRequest.t)).toBe(false);
     });
@@ -173,9 +185,10 @@ export function edgeSuite(runtime: EdgeRuntime): void {
       const leave = new AbortController();
       const pending = rpc(edge.url, 'retrieve', { query, k: 4, _meta: only('alpha', 'slow') }, { signal: leave.signal });
       const slowRequest = await requestOf('slow', query);
+      const leftAt = Date.now();
       leave.abort();
       await expect(pending).rejects.toThrow();
-      await abortOf('slow', slowRequest);
+      await expectCancelledSoon('slow', slowRequest, leftAt);
     });
 
     it('cuts a hanging engine at the deadline and answers degraded, as Node does', async () => {
