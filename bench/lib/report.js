@@ -65,7 +65,7 @@ export function ratioLines(ratios) {
 
 export function appendResults(file, { label, info, rows, ratios, extra, settings }) {
   if (!existsSync(file)) {
-    writeFileSync(file, '# Benchmark results\n\nAppended by `npm run bench` (newest last). See the Performance section of README.md for what each figure means.\n');
+    writeFileSync(file, '# Benchmark results\n\nAppended by `npm run bench` (newest last). See docs/performance.md for what each figure means.\n');
   }
   const md = [];
   md.push('', `## ${info.date}${label ? ` — ${label}` : ''}`, '');
