@@ -52,6 +52,7 @@ async function bundledConfig(file) {
 }
 
 const config = await bundledConfig(option('config'));
+const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
 const common = {
   bundle: true,
   format: 'esm',
@@ -62,6 +63,8 @@ const common = {
   minify: true,
   sourcemap: 'external',
   logLevel: 'warning',
+  // The version `initialize` reports, as the Node gateway reads it from package.json.
+  define: { RCPGW_VERSION: JSON.stringify(version) },
 };
 const entries = [
   { name: 'worker', conditions: ['workerd', 'worker', 'browser'], define: { RCPGW_BUNDLED_CONFIG: config === undefined ? 'undefined' : JSON.stringify(config) } },
@@ -74,7 +77,7 @@ for (const entry of entries) {
     entryPoints: [path.join(root, 'src/edge', `${entry.name}.ts`)],
     outfile: path.join(outdir, `${entry.name}.js`),
     conditions: entry.conditions,
-    ...(entry.define ? { define: entry.define } : {}),
+    define: { ...common.define, ...entry.define },
   });
   const file = path.join(outdir, `${entry.name}.js`);
   const bytes = statSync(file).size;

@@ -16,6 +16,9 @@ import type { TransportFactory } from '../core/upstream/transport.js';
 import type { ConsoleLogger } from './console-logger.js';
 import { LoggedService } from './logged-service.js';
 
+/** The package version, written in by the edge build (esbuild `define`) as the Node gateway reads it from package.json. */
+declare const RCPGW_VERSION: string | undefined;
+
 export interface EdgeGatewayOptions {
   config: GatewayConfig;
   logger: ConsoleLogger;
@@ -33,7 +36,8 @@ export class EdgeGateway {
     const settings = config.gateway;
     const transports: TransportFactory = (engine) =>
       new FetchTransport({ url: engine.url!, ...(engine.headers ? { headers: engine.headers } : {}), ...(keepAlive ? { keepAlive } : {}) });
-    this.gateway = new Gateway(config, { logger, transports });
+    const version = typeof RCPGW_VERSION === 'undefined' ? undefined : RCPGW_VERSION;
+    this.gateway = new Gateway(config, { logger, transports, ...(version !== undefined ? { version } : {}) });
     const service = new LoggedService(this.gateway, logger, settings.logQueries);
     const gate = new AdmissionGate(settings.maxInFlight);
     this.app = createHttpApp(service, {
@@ -48,7 +52,7 @@ export class EdgeGateway {
       admit: () => gate.tryEnter(),
       extend: (app) => mountOpsRoutes(app, { readiness: () => readiness(this.gateway.engines, false) }),
       session: { onFinished: service.onFinished },
-    }) as unknown as Hono;
+    });
   }
 
   /**

@@ -28,11 +28,10 @@ export interface EdgeRuntime {
   /** Why it cannot run here; undefined when it can. */
   unavailable: string | undefined;
   /**
-   * Whether a client leaving before any byte of the answer was written is noticed. workerd
-   * (locally) learns a client has gone only when it writes to it: an SSE answer's heartbeat or
-   * progress frame; Node, Deno and Bun watch the socket.
+   * Why a client leaving before any byte of its answer was written goes unnoticed; undefined
+   * when it is noticed (Node, Deno and Bun watch the socket).
    */
-  noticesSilentDisconnect: boolean;
+  silentDisconnectUnnoticed: string | undefined;
   start(config: object): Promise<EdgeServer>;
 }
 
@@ -59,7 +58,7 @@ async function startProcess(binary: string, args: (configFile: string) => string
 export const deno: EdgeRuntime = {
   name: 'Deno',
   unavailable: bundleMissing('deno') ?? unusable(path.join(BIN, 'deno'), 'deno'),
-  noticesSilentDisconnect: true,
+  silentDisconnectUnnoticed: undefined,
   start: (config) => startProcess(path.join(BIN, 'deno'), (file) => [
     // The permissions docs/edge.md lists: network, the config file, the environment.
     'run', '--allow-net', `--allow-read=${file}`, '--allow-env', path.join(EDGE_DIST, 'deno.js'), '--config', file, '--port', '0',
@@ -69,14 +68,14 @@ export const deno: EdgeRuntime = {
 export const bun: EdgeRuntime = {
   name: 'Bun',
   unavailable: bundleMissing('bun') ?? unusable(path.join(BIN, 'bun'), 'bun'),
-  noticesSilentDisconnect: true,
+  silentDisconnectUnnoticed: undefined,
   start: (config) => startProcess(path.join(BIN, 'bun'), (file) => [path.join(EDGE_DIST, 'bun.js'), '--config', file, '--port', '0'], config, 'bun'),
 };
 
 export const workerd: EdgeRuntime = {
   name: 'workerd (miniflare)',
   unavailable: bundleMissing('worker') ?? unusable(path.join(BIN, 'workerd'), 'workerd'),
-  noticesSilentDisconnect: false,
+  silentDisconnectUnnoticed: 'workerd notices a client gone only when it next writes to it (an SSE frame or heartbeat)',
   async start(config) {
     const { Miniflare } = await import('miniflare');
     let output = '';

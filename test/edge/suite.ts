@@ -179,7 +179,8 @@ export function edgeSuite(runtime: EdgeRuntime): void {
       expect(readEvents(engines.alpha.eventsFile).some((e) => e.ev === 'abort' && e.id === alphaRequest.id && e.t >= alphaRequest.t)).toBe(false);
     });
 
-    it.skipIf(!runtime.noticesSilentDisconnect)('a client leaving while waiting on a plain JSON answer cancels the legs', async () => {
+    const unnoticed = runtime.silentDisconnectUnnoticed;
+    it.skipIf(unnoticed !== undefined)(`a client leaving while waiting on a plain JSON answer cancels the legs${unnoticed ? ` (skipped: ${unnoticed})` : ''}`, async () => {
       behave({ slow: { fault: 'hang' } });
       const query = `edge leaves json ${runtime.name}`;
       const leave = new AbortController();

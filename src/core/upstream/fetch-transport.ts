@@ -9,13 +9,13 @@
  * fetch has no connection pool to size: the engine's limiter (`maxConcurrent`) bounds how many
  * calls are open at once, and the runtime reuses connections as it sees fit.
  */
-import { createParser } from 'eventsource-parser';
-import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
+import type { JsonObject } from '../protocol/jsonrpc.js';
 import { callSignal, type CallSignal } from './call-signal.js';
 import { UpstreamError } from './errors.js';
-import { statusFailure } from './http-answer.js';
-import { settleResponse } from '../../node/upstream/http.js';
-import { nextProgressToken, type UpstreamCallOptions, type UpstreamTransport } from './transport.js';
+import { nextProgressToken, settleResponse, withProgressToken } from './frames.js';
+import { STATUS_BODY_BYTES, parseFrame, statusFailure } from './http-answer.js';
+import { SseEvents } from './sse-events.js';
+import type { UpstreamCallOptions, UpstreamTransport } from './transport.js';
 
 export interface FetchTransportOptions {
   url: string;
@@ -29,9 +29,6 @@ export interface FetchTransportOptions {
    */
   keepAlive?: (settled: Promise<unknown>) => void;
 }
-
-/** The most of a non-200 body read to look for a JSON-RPC error in it. */
-const STATUS_BODY_BYTES = 65_536;
 
 export class FetchTransport implements UpstreamTransport {
   readonly kind = 'http' as const;
@@ -122,11 +119,6 @@ export class FetchTransport implements UpstreamTransport {
   }
 }
 
-function withProgressToken(params: JsonObject, token: string): JsonObject {
-  const meta = isJsonObject(params._meta) ? params._meta : {};
-  return { ...params, _meta: { ...meta, progressToken: token } };
-}
-
 /** An error's message, with its cause (fetch reports "fetch failed" and puts ECONNREFUSED there). */
 function describe(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
@@ -182,14 +174,6 @@ function utf8(chunks: readonly Uint8Array[], size: number): string {
   return utf8Decoder.decode(whole);
 }
 
-function parseFrame(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new UpstreamError('malformed', 'answer is not valid JSON');
-  }
-}
-
 /**
  * An SSE answer: relay progress/log frames for this leg's token, settle with the final response
  * frame, and stop reading there (anything after the final frame is ignored).
@@ -201,44 +185,20 @@ async function readSse(
   options: UpstreamCallOptions,
   signal: AbortSignal,
 ): Promise<JsonObject> {
-  let final: unknown;
-  let failure: UpstreamError | undefined;
+  const events = new SseEvents(token, options);
   let size = 0;
   const decoder = new TextDecoder();
-  const parser = createParser({
-    onEvent(event) {
-      if (final !== undefined || failure) return;
-      let frame: unknown;
-      try {
-        frame = JSON.parse(event.data);
-      } catch {
-        failure = new UpstreamError('malformed', 'SSE frame is not valid JSON');
-        return;
-      }
-      if (!isJsonObject(frame)) return;
-      if (frame.method === 'notifications/progress' && isJsonObject(frame.params)) {
-        // Frames for other tokens are ignored (§9).
-        if (token !== undefined && frame.params.progressToken === token) options.onProgress?.(frame.params);
-        return;
-      }
-      if (frame.method === 'notifications/log' && isJsonObject(frame.params)) {
-        options.onLog?.(frame.params);
-        return;
-      }
-      if ('result' in frame || 'error' in frame) final = frame;
-    },
-  });
   await eachChunk(body, (chunk) => {
     size += chunk.byteLength;
     if (size > options.maxResponseBytes) throw new UpstreamError('too-large', `answer exceeds ${options.maxResponseBytes} bytes`);
     // A relay callback that throws fails this leg (the caller maps it), never the process.
-    parser.feed(decoder.decode(chunk, { stream: true }));
-    if (failure) throw failure;
-    return final === undefined;
+    events.parser.feed(decoder.decode(chunk, { stream: true }));
+    if (events.failure) throw events.failure;
+    return events.final === undefined;
   });
-  if (final === undefined) {
+  if (events.final === undefined) {
     if (signal.aborted) throw new Error('aborted');
     throw new UpstreamError('malformed', 'SSE stream ended without a final response frame');
   }
-  return settleResponse(final, id);
+  return settleResponse(events.final, id);
 }

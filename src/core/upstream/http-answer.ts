@@ -1,10 +1,22 @@
 /**
- * What every HTTP transport makes of an answer that is not a plain 200 (§5.2): a JSON-RPC body
- * still names the failure; otherwise the status does (429 and 413 mirror -32011 and -32013, the
- * rest is a transport fault), with a `Retry-After` hint when the engine sent one.
+ * What every HTTP transport makes of an answer's body and status (§5.2): a body that is not JSON
+ * is malformed; an answer that is not a plain 200 is still named by its JSON-RPC body when it has
+ * one, otherwise by its status (429 and 413 mirror -32011 and -32013, the rest is a transport
+ * fault), with a `Retry-After` hint when the engine sent one.
  */
 import { UpstreamError } from './errors.js';
-import { settleResponse } from '../../node/upstream/http.js';
+import { settleResponse } from './frames.js';
+
+/** The most of a non-200 body read to look for a JSON-RPC error in it. */
+export const STATUS_BODY_BYTES = 65_536;
+
+export function parseFrame(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UpstreamError('malformed', 'answer is not valid JSON');
+  }
+}
 
 export function statusFailure(status: number, retryAfter: unknown, text: string, id: number): UpstreamError {
   // A JSON-RPC body on a non-200 still tells us the code (§5.2 mirrors).
