@@ -26,8 +26,28 @@ const coreBoundary = {
   },
 };
 
+/**
+ * src/edge runs on workerd, Deno and Bun: it builds on the core, never on the Node runtime, and
+ * of Node's builtins uses only what workerd's `nodejs_compat` provides and the edge needs
+ * (AsyncLocalStorage, src/edge/request-scope.ts).
+ */
+const EDGE_ONLY = 'src/edge runs on workerd, Deno and Bun: no Node runtime code or Node-only packages';
+const edgeBoundary = {
+  files: ['src/edge/**/*.ts'],
+  rules: {
+    'no-restricted-imports': ['error', {
+      paths: builtinModules.filter((name) => name !== 'async_hooks').map((name) => ({ name, message: EDGE_ONLY })),
+      patterns: [
+        { regex: '^node:(?!async_hooks$)', message: EDGE_ONLY },
+        { group: ['undici', 'undici/*', '@hono/node-server', '@hono/node-server/*', 'pino', 'pino/*', 'pino-*', 'prom-client', 'prom-client/*'], message: EDGE_ONLY },
+        { regex: '^\\.\\.?/(?:\\.\\./)*(?:node|cli)(?:/|$)', message: EDGE_ONLY },
+      ],
+    }],
+  },
+};
+
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'dist-edge/**', 'node_modules/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -47,4 +67,5 @@ export default tseslint.config(
     },
   },
   coreBoundary,
+  edgeBoundary,
 );

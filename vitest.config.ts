@@ -14,9 +14,9 @@ const maxWorkers = os.loadavg()[0] < cores ? cores : 1;
  * Two tiers, one run (`npm test`):
  * - in-process: pure units and the gateway over fake engines (test/inprocess, in-memory
  *   transport, fake timers): no process, no socket, no build.
- * - e2e: the real processes (gateway from dist/, test engines over HTTP and stdio). Its global
- *   setup rebuilds dist/ when it is older than src/, so `npx vitest run test/x` never runs
- *   stale code.
+ * - e2e: the real processes (gateway from dist/, test engines over HTTP and stdio, the edge
+ *   runtimes on dist-edge/). Its global setups rebuild dist/ and dist-edge/ when they are older
+ *   than src/, so `npx vitest run test/x` never runs stale code.
  * Soaks and load runs live in test/soak with their own config (`npm run test:soak`).
  */
 const IN_PROCESS = [
@@ -46,7 +46,7 @@ export default defineConfig({
           name: 'e2e',
           include: ['test/**/*.test.ts'],
           exclude: [...IN_PROCESS, 'test/soak/**', '**/node_modules/**'],
-          globalSetup: ['test/setup/dist.ts'],
+          globalSetup: ['test/setup/dist.ts', 'test/setup/edge-dist.ts'],
           setupFiles: ['test/setup/per-file.ts'],
         },
       },

@@ -104,7 +104,7 @@ export async function waitForEvent(file: string, predicate: (e: EngineEvent) => 
 
 // --------------------------------------------------------- line waiting --
 /** Resolve with the first match of `re` on `child`'s stdout or stderr (line-wise); reject on exit/timeout. */
-function waitForLine(child: ChildProcessWithoutNullStreams, re: RegExp, out: { stdout: string; stderr: string }, timeoutMs: number, what: string): Promise<RegExpMatchArray> {
+export function waitForLine(child: ChildProcessWithoutNullStreams, re: RegExp, out: { stdout: string; stderr: string }, timeoutMs: number, what: string): Promise<RegExpMatchArray> {
   return new Promise((resolve, reject) => {
     const check = (): boolean => {
       for (const text of [out.stdout, out.stderr]) {
@@ -138,7 +138,7 @@ function waitForLine(child: ChildProcessWithoutNullStreams, re: RegExp, out: { s
   });
 }
 
-function spawnCaptured(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv }): { proc: ChildProcessWithoutNullStreams; out: { stdout: string; stderr: string } } {
+export function spawnCaptured(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv }): { proc: ChildProcessWithoutNullStreams; out: { stdout: string; stderr: string } } {
   const proc = spawn(cmd, args, { cwd: opts.cwd ?? REPO_ROOT, env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
   trackChild(proc);
   const out = { stdout: '', stderr: '' };

@@ -5,10 +5,12 @@
  */
 import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
-import { createParser } from 'eventsource-parser';
-import { isJsonObject, type JsonObject } from '../../core/protocol/jsonrpc.js';
+import type { JsonObject } from '../../core/protocol/jsonrpc.js';
+import { callSignal, type CallSignal } from '../../core/upstream/call-signal.js';
 import { UpstreamError } from '../../core/upstream/errors.js';
 import { nextProgressToken, settleResponse, withProgressToken } from '../../core/upstream/frames.js';
+import { STATUS_BODY_BYTES, parseFrame, statusFailure } from '../../core/upstream/http-answer.js';
+import { SseEvents } from '../../core/upstream/sse-events.js';
 import type { UpstreamCallOptions, UpstreamTransport } from '../../core/upstream/transport.js';
 
 export interface HttpTransportOptions {
@@ -74,7 +76,7 @@ export class HttpTransport implements UpstreamTransport {
     try {
       const contentType = String(response.headers['content-type'] ?? '');
       if (response.statusCode !== 200) {
-        const text = await readCapped(response.body, Math.min(options.maxResponseBytes, 65_536), signal).catch(() => '');
+        const text = await readCapped(response.body, Math.min(options.maxResponseBytes, STATUS_BODY_BYTES), signal).catch(() => '');
         throw statusFailure(response.statusCode, response.headers['retry-after'], text, id);
       }
       if (contentType.includes('text/event-stream')) {
@@ -101,39 +103,6 @@ export class HttpTransport implements UpstreamTransport {
   async close(): Promise<void> {
     await this.pool.close().catch(() => this.pool.destroy());
   }
-}
-
-interface CallSignal {
-  signal: AbortSignal;
-  timedOut: () => boolean;
-  /** Clear the timer and unhook from the caller's signal once the call settled. */
-  dispose: () => void;
-}
-
-/**
- * One AbortController per call, aborted by the caller's signal or the timeout, whichever comes
- * first. AbortSignal.timeout + AbortSignal.any did the same but build transferable, composite
- * signals: measurably more work on every upstream call.
- */
-function callSignal(parent: AbortSignal | undefined, timeoutMs: number): CallSignal {
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
-  }, timeoutMs);
-  timer.unref();
-  const onAbort = (): void => controller.abort(parent?.reason);
-  if (parent?.aborted) onAbort();
-  else parent?.addEventListener('abort', onAbort, { once: true });
-  return {
-    signal: controller.signal,
-    timedOut: () => timedOut,
-    dispose: () => {
-      clearTimeout(timer);
-      parent?.removeEventListener('abort', onAbort);
-    },
-  };
 }
 
 /** The whole body as text, refused past `maxBytes`; plain stream events (an async iterator costs more per answer). */
@@ -170,38 +139,6 @@ function readCapped(body: Readable, maxBytes: number, signal: AbortSignal): Prom
     body.on('end', onEnd);
     body.on('error', onError);
   });
-}
-
-function parseFrame(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new UpstreamError('malformed', 'answer is not valid JSON');
-  }
-}
-
-function statusFailure(status: number, retryAfter: unknown, text: string, id: number): UpstreamError {
-  // A JSON-RPC body on a non-200 still tells us the code (§5.2 mirrors).
-  try {
-    settleResponse(JSON.parse(text), id);
-  } catch (err) {
-    if (err instanceof UpstreamError && err.reason === 'remote-error') return err;
-  }
-  const retryAfterMs = parseRetryAfter(retryAfter);
-  if (status === 429) {
-    return new UpstreamError('remote-error', 'rate limited (HTTP 429)', { code: -32011, message: 'rate limited' }, retryAfterMs);
-  }
-  if (status === 413) return new UpstreamError('remote-error', 'payload too large (HTTP 413)', { code: -32013, message: 'payload too large' });
-  return new UpstreamError('transport', `HTTP ${status}`, undefined, retryAfterMs);
-}
-
-export function parseRetryAfter(value: unknown): number | undefined {
-  const raw = Array.isArray(value) ? value[0] : value;
-  if (typeof raw !== 'string' || raw.length === 0) return undefined;
-  const seconds = Number(raw);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(raw);
-  return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined;
 }
 
 /**
@@ -262,41 +199,4 @@ function readSse(body: Readable, id: number, token: string | undefined, options:
     body.on('end', onEnd);
     body.on('error', (err: Error) => finish(err));
   });
-}
-
-/**
- * The events of one SSE answer: progress frames for this leg's token and log frames are relayed
- * as they come; the response frame is kept as `final`; a frame that is not JSON is a `failure`.
- */
-class SseEvents {
-  final: unknown;
-  failure: UpstreamError | undefined;
-  readonly parser = createParser({ onEvent: (event) => this.onEvent(event.data) });
-
-  constructor(
-    private readonly token: string | undefined,
-    private readonly options: UpstreamCallOptions,
-  ) {}
-
-  private onEvent(data: string): void {
-    if (this.final !== undefined || this.failure) return;
-    let frame: unknown;
-    try {
-      frame = JSON.parse(data);
-    } catch {
-      this.failure = new UpstreamError('malformed', 'SSE frame is not valid JSON');
-      return;
-    }
-    if (!isJsonObject(frame)) return;
-    if (frame.method === 'notifications/progress' && isJsonObject(frame.params)) {
-      // Frames for other tokens are ignored (§9).
-      if (this.token !== undefined && frame.params.progressToken === this.token) this.options.onProgress?.(frame.params);
-      return;
-    }
-    if (frame.method === 'notifications/log' && isJsonObject(frame.params)) {
-      this.options.onLog?.(frame.params);
-      return;
-    }
-    if ('result' in frame || 'error' in frame) this.final = frame;
-  }
 }

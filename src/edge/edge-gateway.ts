@@ -1,0 +1,78 @@
+/**
+ * The gateway on an edge runtime, the same for workerd, Deno and Bun: the core Gateway with the
+ * fetch transport for every engine, served by the core's Hono app with the gateway-wide in-flight
+ * cap, `/healthz` and `/readyz`, and one JSON request line per request. Engines are initialized
+ * by the first request (an isolate has no start-up phase of its own); later requests share that
+ * start. `/metrics` is not served: see docs/edge.md.
+ */
+import type { Hono } from 'hono';
+import type { GatewayConfig } from '../core/config/schema.js';
+import { Gateway } from '../core/gateway/gateway.js';
+import { createHttpApp } from '../core/http/app.js';
+import { mountOpsRoutes, readiness } from '../core/http/health.js';
+import { AdmissionGate } from '../core/session/admission.js';
+import { FetchTransport } from '../core/upstream/fetch-transport.js';
+import type { TransportFactory } from '../core/upstream/transport.js';
+import type { ConsoleLogger } from './console-logger.js';
+import { LoggedService } from './logged-service.js';
+
+/** The package version, written in by the edge build (esbuild `define`) as the Node gateway reads it from package.json. */
+declare const RCPGW_VERSION: string | undefined;
+
+export interface EdgeGatewayOptions {
+  config: GatewayConfig;
+  logger: ConsoleLogger;
+  /** Handed every upstream exchange (workerd ties it to the request it runs in). */
+  keepAlive?: (settled: Promise<unknown>) => void;
+}
+
+export class EdgeGateway {
+  readonly gateway: Gateway;
+  private readonly app: Hono;
+  private started: Promise<void> | undefined;
+
+  constructor(private readonly options: EdgeGatewayOptions) {
+    const { config, logger, keepAlive } = options;
+    const settings = config.gateway;
+    const transports: TransportFactory = (engine) =>
+      new FetchTransport({ url: engine.url!, ...(engine.headers ? { headers: engine.headers } : {}), ...(keepAlive ? { keepAlive } : {}) });
+    const version = typeof RCPGW_VERSION === 'undefined' ? undefined : RCPGW_VERSION;
+    this.gateway = new Gateway(config, { logger, transports, ...(version !== undefined ? { version } : {}) });
+    const service = new LoggedService(this.gateway, logger, settings.logQueries);
+    const gate = new AdmissionGate(settings.maxInFlight);
+    this.app = createHttpApp(service, {
+      basePath: settings.basePath,
+      maxBodyBytes: settings.maxBodyBytes,
+      sseHeartbeatMs: settings.sseHeartbeatMs,
+      streaming: true,
+      ...(settings.httpSessions
+        ? { httpSessions: { ttlMs: settings.httpSessionTtlMs, maxSessions: settings.maxHttpSessions, maxInFlightPerSession: settings.maxInFlight } }
+        : {}),
+      corsOrigins: settings.corsOrigins,
+      admit: () => gate.tryEnter(),
+      extend: (app) => mountOpsRoutes(app, { readiness: () => readiness(this.gateway.engines, false) }),
+      session: { onFinished: service.onFinished },
+    });
+  }
+
+  /**
+   * Initialize the engines, once. A required engine that cannot start does not stop the edge
+   * from serving (there is no supervisor to restart it): it is retried in the background like
+   * any engine that is down, and requests that need it fail as they would on Node meanwhile.
+   */
+  start(): Promise<void> {
+    this.started ??= this.gateway.start().catch((err: unknown) => {
+      this.options.logger.error({ err }, 'a required engine is not ready; serving without it until it is');
+    });
+    return this.started;
+  }
+
+  readonly fetch = async (request: Request): Promise<Response> => {
+    await this.start();
+    return this.app.fetch(request);
+  };
+
+  stop(): Promise<void> {
+    return this.gateway.stop();
+  }
+}

@@ -1,0 +1,5 @@
+/** The edge suite (suite.ts) under Deno. */
+import { edgeSuite } from './suite.js';
+import { deno } from './runtimes.js';
+
+edgeSuite(deno);
