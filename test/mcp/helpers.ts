@@ -84,17 +84,50 @@ export function structured<T>(result: CallToolResult): T {
   return result.structuredContent as T;
 }
 
-/** Resolves with the first value `check` returns that is not undefined (evaluated on each `poke`). */
-export function eventually<T>(what: string, check: () => T | undefined, timeoutMs = 15_000): { poke: () => void; value: Promise<T> } {
-  let poke: () => void = () => undefined;
-  const value = new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), timeoutMs);
-    poke = () => {
-      const result = check();
-      if (result === undefined) return;
-      clearTimeout(timer);
-      resolve(result);
-    };
-  });
-  return { poke, value };
+
+export interface Note {
+  method: string;
+  uri?: string;
 }
+
+/** Change notifications a client received, in order, with a way to wait for the next ones. */
+export class NoteLog {
+  readonly notes: Note[] = [];
+  private waiters: Array<{ from: number; match: (note: Note) => boolean; resolve: (index: number) => void }> = [];
+
+  /** Record every change notification `client` receives (register before `listen`). */
+  static of(client: Client): NoteLog {
+    const log = new NoteLog();
+    client.setNotificationHandler('notifications/tools/list_changed', () => log.push({ method: 'tools/list_changed' }));
+    client.setNotificationHandler('notifications/resources/list_changed', () => log.push({ method: 'resources/list_changed' }));
+    client.setNotificationHandler('notifications/resources/updated', (n) => log.push({ method: 'resources/updated', uri: n.params.uri }));
+    return log;
+  }
+
+  /** Where the next note will be recorded (pass to `waitFor` to ignore what came before). */
+  get mark(): number {
+    return this.notes.length;
+  }
+
+  /** Resolves with the index of the first note at or after `from` that matches. */
+  waitFor(match: (note: Note) => boolean, from = 0, timeoutMs = 15_000): Promise<number> {
+    const found = this.notes.findIndex((note, index) => index >= from && match(note));
+    if (found >= 0) return Promise.resolve(found);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no matching notification after #${from}; got ${JSON.stringify(this.notes.slice(from))}`)), timeoutMs);
+      this.waiters.push({ from, match, resolve: (index) => { clearTimeout(timer); resolve(index); } });
+    });
+  }
+
+  private push(note: Note): void {
+    const index = this.notes.push(note) - 1;
+    this.waiters = this.waiters.filter((waiter) => {
+      if (index < waiter.from || !waiter.match(note)) return true;
+      waiter.resolve(index);
+      return false;
+    });
+  }
+}
+
+export const updated = (uri: string) => (note: Note): boolean => note.method === 'resources/updated' && note.uri === uri;
+export const is = (method: string) => (note: Note): boolean => note.method === method;
