@@ -176,16 +176,19 @@ async function mcpStdio(argv: string[]): Promise<void> {
   });
   let stopping: Promise<void> | undefined;
   // SIGTERM/SIGINT or stdin EOF: let tool calls finish, end listen streams cleanly, stop (exit 0).
-  const stop = (): Promise<void> => (stopping ??= connection.close(settings.drainTimeoutMs).then(async () => {
+  const stop = (trigger: string): Promise<void> => (stopping ??= (async () => {
+    logger.info({ trigger }, 'shutting down');
+    await connection.close(settings.drainTimeoutMs);
     mcp.close();
     await gateway.stop();
     await ops.close();
+    logger.flush?.();
     process.stdout.write('', () => process.exit(0));
-  }));
-  process.on('SIGTERM', () => void stop());
-  process.on('SIGINT', () => void stop());
+  })());
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
   await connection.ended;
-  await stop();
+  await stop('stdin closed');
 }
 
 async function stdio(argv: string[]): Promise<void> {

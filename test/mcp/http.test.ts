@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stdioEngineCommand, tmpDir, waitForEvent, writeControl, type EngineEvent, type EngineHandle, type GatewayHandle } from '../support/processes.js';
 import { suiteProcesses } from '../support/suite.js';
-import { logLines } from '../observability/support.js';
+import { logLines, until } from '../observability/support.js';
 import { connectHttp, structured, textOf, type SearchOutput, type ToolErrorOutput } from './helpers.js';
 
 const procs = suiteProcesses();
@@ -92,7 +92,7 @@ describe('MCP over Streamable HTTP (2026-07-28)', () => {
     expect(data!.endsWith(`</retrieved-data nonce="${nonce}">`)).toBe(true);
     expect(data).toContain(`[1] ${String(out.hits[0]!.id)} · engine ${out.hits[0]!.meta!.engine} #${out.hits[0]!.meta!.engineRank}`);
     // The call went through the RCP service: it is in the gateway's request log.
-    const line = logLines(gw.stderr()).find((l) => l.msg === 'request' && typeof l.id === 'string' && l.id.startsWith('mcp:') && l.method === 'retrieve');
+    const line = await until('the request line', () => logLines(gw.stderr()).find((l) => l.msg === 'request' && typeof l.id === 'string' && l.id.startsWith('mcp:') && l.method === 'retrieve'));
     expect(line).toMatchObject({ code: 0, transport: 'http' });
   });
 
@@ -136,10 +136,10 @@ describe('MCP over Streamable HTTP (2026-07-28)', () => {
     const cancel = await waitForEvent(sEvents, (e) => e.ev === 'cancel' && e.id === rs.id);
     expect(cancel.known).toBe(true);
     behave();
-    // The gateway saw the RCP call cancelled (not a deadline), and answered it exactly once.
-    const lines = logLines(gw.stderr()).filter((l) => l.msg === 'request' && l.method === 'retrieve' && l.abort === 'cancel');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ code: -32006 });
+    // The gateway saw the RCP call cancelled (not a deadline or a disconnect), and answered it exactly once.
+    const line = await until('the request line of the cancelled call', () => logLines(gw.stderr()).find((l) => l.msg === 'request' && l.abort === 'cancel'));
+    expect(line).toMatchObject({ method: 'retrieve', code: -32006 });
+    expect(logLines(gw.stderr()).filter((l) => l.msg === 'request' && l.abort === 'cancel')).toHaveLength(1);
   });
 
   it('bad arguments are tool errors that carry the RCP code and the field', async () => {
