@@ -17,6 +17,7 @@ import { mcpProgressRelay, type McpProgress } from '../../src/mcp/progress.js';
 import { thrownToolError, toolError } from '../../src/mcp/tools/errors.js';
 import { oneLine, renderSearch } from '../../src/mcp/tools/render.js';
 import { advertised, parseArguments } from '../../src/mcp/tools/schema.js';
+import { searchInputSchema } from '../../src/mcp/tools/search.js';
 
 function engine(id: string, status = 'ready', breaker = 'closed'): JsonObject {
   return { id, server: { name: id }, capabilities: { retrieve: {} }, _meta: { status, breaker } };
@@ -220,6 +221,20 @@ describe('tool arguments', () => {
         expect((err as RcpError).data?.field).toBe(field);
       }
     }
+  });
+});
+
+describe('the search schema', () => {
+  it('offers the engines that can retrieve, the gateway maxK, and filter or cursor only when advertised', () => {
+    const catalog = snapshotOf({
+      engines: [engine('a'), { id: 'r', capabilities: { rerank: {} }, _meta: { status: 'ready' } }, { id: 'n', capabilities: {}, _meta: { status: 'down' } }],
+    }, { retrieve: { maxK: 7 }, filter: { fields: { lang: 'keyword' }, operators: ['eq', 'in'] } });
+    const env = { bridge: new RcpBridge({ service: { describe: () => ({ protocolVersion: 1, server: { name: 'x' }, capabilities: {} }), call: () => Promise.resolve({}), defaultDeadlineMs: 1 }, transport: 'http' }), catalog, headers: {} };
+    const json = z.toJSONSchema(searchInputSchema(env)) as { properties: Record<string, { maximum?: number; description?: string; items?: { enum: string[] } }> };
+    expect(json.properties.engines!.items!.enum).toEqual(['a', 'n']); // r only reranks; n is not known yet
+    expect(json.properties.k!.maximum).toBe(7);
+    expect(json.properties.filter!.description).toMatch(/Fields: lang\. Operators: eq, in\.$/);
+    expect(json.properties.cursor).toBeUndefined();
   });
 });
 

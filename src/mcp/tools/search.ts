@@ -19,7 +19,11 @@ const DEFAULT_K = 10;
 export function searchInputSchema(env: ToolEnv) {
   const { capabilities, engines } = env.catalog;
   const maxK = positiveInt(capabilities.retrieve?.maxK) ?? 100;
-  const ids = engines.map((engine) => engine.id);
+  // Engines that retrieve, or whose capabilities are not known yet (not ready since start).
+  const ids = engines.filter((engine) => {
+    const caps = isJsonObject(engine.entry.capabilities) ? engine.entry.capabilities : {};
+    return 'retrieve' in caps || Object.keys(caps).length === 0;
+  }).map((engine) => engine.id);
   const filter = capabilities.filter;
   return z.object({
     query: z.string().min(1).describe('What to look for: a question or keywords, in natural language.'),
