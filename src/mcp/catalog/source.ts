@@ -3,8 +3,7 @@
  * (read in process through the bridge), and the engine hooks that fire when an engine's status
  * or breaker changes.
  */
-import type { BreakerState } from '../../core/resilience/breaker.js';
-import type { EngineHooks, EngineStatus } from '../../core/upstream/engine.js';
+import type { EngineHooks } from '../../core/upstream/engine.js';
 import type { RcpBridge } from '../bridge.js';
 import { snapshotOf, type CatalogSnapshot } from './snapshot.js';
 
@@ -24,12 +23,12 @@ export type TriggerHooks = Pick<EngineHooks, 'onStatus' | 'onBreakerTransition'>
 export function withCatalogTriggers<H extends TriggerHooks>(hooks: H, poke: () => void): H {
   return {
     ...hooks,
-    onStatus: (engineId: string, status: EngineStatus) => {
-      hooks.onStatus?.(engineId, status);
+    onStatus: (...args: Parameters<NonNullable<TriggerHooks['onStatus']>>) => {
+      hooks.onStatus?.(...args);
       poke();
     },
-    onBreakerTransition: (engineId: string, from: BreakerState, to: BreakerState) => {
-      hooks.onBreakerTransition?.(engineId, from, to);
+    onBreakerTransition: (...args: Parameters<NonNullable<TriggerHooks['onBreakerTransition']>>) => {
+      hooks.onBreakerTransition?.(...args);
       poke();
     },
   };
