@@ -9,6 +9,7 @@ import { ConfigError, loadConfigFile, type LoadedConfig } from '../node/config/l
 import { createLogger, type Logger } from '../node/observability/log.js';
 import { GATEWAY_VERSION, Gateway } from '../core/gateway/gateway.js';
 import { AdmissionGate } from '../core/session/admission.js';
+import { CatalogWatchService } from '../mcp/catalog/rcp-watch.js';
 import { McpFacade } from '../mcp/facade.js';
 import { McpHttpEndpoint } from '../mcp/http.js';
 import { serveMcpStdio } from '../mcp/stdio.js';
@@ -99,8 +100,10 @@ async function serve(argv: string[]): Promise<void> {
   const mcp = mcpFacade(settings.name, logger);
   const { ops, gateway } = await startGatewayOrExit(loaded, logger, mcp);
   const service = ops.attach(gateway);
+  // RCP clients also get the catalog changes, as the vendor method x-rcpgw/catalog/watch.
+  const rcpService = new CatalogWatchService(service, mcp.watch);
   let mcpHttp: McpHttpEndpoint | undefined;
-  const server = await startHttpServer(service, settings, logger, ops.httpOptions(), (app, shared) => {
+  const server = await startHttpServer(rcpService, settings, logger, ops.httpOptions(), (app, shared) => {
     mcpHttp = new McpHttpEndpoint(mcp, {
       service, session: { ...ops.sessionOptions(), ...shared }, host: settings.host, maxBodyBytes: settings.maxBodyBytes,
       keepAliveMs: settings.sseHeartbeatMs, onError: (err) => logger.debug({ err: err.message }, 'mcp'),
@@ -120,6 +123,7 @@ async function serve(argv: string[]): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'shutting down');
     ops.markDraining();
+    rcpService.close(); // catalog watches answer now, so their streams end before the drain
     // Last resort should an engine refuse to stop: the drain and engine stop are bounded anyway.
     setTimeout(() => process.exit(0), settings.drainTimeoutMs + 15_000).unref();
     // MCP tool calls drain with the RCP ones (shared gate); MCP listen streams then end cleanly.

@@ -13,6 +13,7 @@ import { RcpBridge } from '../../src/mcp/bridge.js';
 import { notificationsFor } from '../../src/mcp/catalog/notifications.js';
 import { diffCatalog, snapshotOf, type CatalogSnapshot } from '../../src/mcp/catalog/snapshot.js';
 import { CatalogWatch } from '../../src/mcp/catalog/watch.js';
+import { CatalogWatchService } from '../../src/mcp/catalog/rcp-watch.js';
 import { mcpProgressRelay, type McpProgress } from '../../src/mcp/progress.js';
 import { thrownToolError, toolError } from '../../src/mcp/tools/errors.js';
 import { oneLine, renderSearch } from '../../src/mcp/tools/render.js';
@@ -278,5 +279,41 @@ describe('RcpBridge', () => {
     expect(seen[0]!.progress).toBeUndefined();
     expect(await bridge.call({ method: 'rerank', params: {}, requestId: 'mcp:3' })).toMatchObject({ ok: false, error: { code: -32003 } });
     expect(await bridge.call({ method: 'no/such', params: {}, requestId: 'mcp:4' })).toMatchObject({ ok: false, error: { code: -32004 } });
+  });
+});
+
+describe('x-rcpgw/catalog/watch', () => {
+  it('advertises itself, streams the state then each change, and answers at shutdown', async () => {
+    let current = snapshot([engine('a')]);
+    const watch = new CatalogWatch(() => Promise.resolve(current));
+    await watch.start();
+    const described = { protocolVersion: 1, server: { name: 'gw' }, capabilities: { retrieve: {}, 'x-rcpgw': { other: {} } } };
+    const inner: RcpService = { describe: () => described, call: () => Promise.resolve({ inner: true }), defaultDeadlineMs: 1_000 };
+    const service = new CatalogWatchService(inner, watch);
+    expect(service.describe().capabilities['x-rcpgw']).toEqual({ other: {}, catalogWatch: {} });
+    expect(service.describe()).toBe(service.describe()); // not rebuilt per request
+    const bridge = new RcpBridge({ service, transport: 'http' });
+    expect(await bridge.call({ method: 'retrieve', params: { query: 'q' }, requestId: 1 })).toEqual({ ok: true, result: { inner: true } });
+    expect(await bridge.call({ method: 'x-rcpgw/catalog/watch', params: {}, requestId: 2 })).toMatchObject({ ok: false, error: { code: -32602, data: { field: '_meta.progressToken' } } });
+
+    const frames: ProgressUpdate[] = [];
+    let changed!: () => void;
+    const secondFrame = new Promise<void>((resolve) => {
+      changed = resolve;
+    });
+    const pending = bridge.call({ method: 'x-rcpgw/catalog/watch', params: {}, requestId: 3, onProgress: (u) => {
+      frames.push(u);
+      if (frames.length === 2) changed();
+    } });
+    current = snapshot([engine('a', 'ready', 'open')]);
+    watch.poke();
+    await secondFrame;
+    service.close();
+    expect(await pending).toEqual({ ok: true, result: { ended: 'shutdown', revision: 1 } });
+    expect(frames).toEqual([
+      { stage: 'catalog', message: 'watching 1 engine', partial: { revision: 0, engines: [{ id: 'a', status: 'ready', breaker: 'closed' }] } },
+      { stage: 'catalog', message: 'engine a: breaker closed → open', partial: { revision: 1, events: [{ kind: 'engine-breaker', engine: 'a', from: 'closed', to: 'open' }], engines: [{ id: 'a', status: 'ready', breaker: 'open' }] } },
+    ]);
+    expect(await bridge.call({ method: 'x-rcpgw/catalog/watch', params: {}, requestId: 4, onProgress: () => undefined })).toMatchObject({ ok: false, error: { code: -32010 } });
   });
 });

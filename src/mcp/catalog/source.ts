@@ -11,10 +11,23 @@ import { snapshotOf, type CatalogSnapshot } from './snapshot.js';
 export function catalogReader(bridge: RcpBridge): () => Promise<CatalogSnapshot> {
   let reads = 0;
   return async () => {
-    const outcome = await bridge.call({ method: 'catalog/list', params: {}, requestId: `catalog-watch-${++reads}` });
-    if (!outcome.ok) throw new Error(`catalog/list failed: ${outcome.error.code} ${outcome.error.message}`);
-    return snapshotOf(outcome.result, bridge.service.describe().capabilities);
+    // The engine list and the capability set must come from one engine set: a reload switching
+    // sets between the two reads would report capabilities of engines the list does not have yet.
+    for (let attempt = 1; ; attempt++) {
+      const before = signature(bridge.service.describe().capabilities);
+      const outcome = await bridge.call({ method: 'catalog/list', params: {}, requestId: `catalog-watch-${++reads}` });
+      if (!outcome.ok) throw new Error(`catalog/list failed: ${outcome.error.code} ${outcome.error.message}`);
+      const capabilities = bridge.service.describe().capabilities;
+      if (signature(capabilities) === before || attempt === MAX_CONSISTENT_READS) return snapshotOf(outcome.result, capabilities);
+    }
   };
+}
+
+/** A reload is rare; two in a row during one read rarer still. */
+const MAX_CONSISTENT_READS = 3;
+
+function signature(value: unknown): string {
+  return JSON.stringify(value);
 }
 
 export type TriggerHooks = Pick<EngineHooks, 'onStatus' | 'onBreakerTransition'>;
