@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfigFile, type LoadedConfig } from '../node/config/load.js';
 import { createLogger, type Logger } from '../node/observability/log.js';
-import { GATEWAY_VERSION, Gateway } from '../core/gateway/gateway.js';
+import { Gateway } from '../core/gateway/gateway.js';
 import { AdmissionGate } from '../core/session/admission.js';
 import { CatalogWatchService } from '../mcp/catalog/rcp-watch.js';
 import { McpFacade } from '../mcp/facade.js';
@@ -16,6 +16,8 @@ import { serveMcpStdio } from '../mcp/stdio.js';
 import { startHttpServer } from '../node/server/listen.js';
 import { serveStdio } from '../node/server/stdio.js';
 import { Operations } from '../node/operations.js';
+import { nodeTransports } from '../node/upstream/factory.js';
+import { PACKAGE_VERSION } from '../node/version.js';
 import { announceListening, isGatewayWorker, parseWorkers, runPrimary, workerCursorSecret, workerPort } from '../node/server/cluster.js';
 
 const DEFAULT_CONFIG = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../config/default.json');
@@ -145,7 +147,7 @@ async function serve(argv: string[]): Promise<void> {
  */
 async function startGatewayOrExit(loaded: LoadedConfig, logger: Logger, mcp?: McpFacade): Promise<{ ops: Operations; gateway: Gateway }> {
   const ops = new Operations(loaded.config, logger);
-  const gateway = new Gateway(loaded.config, { logger, hooks: mcp ? mcp.hooks(ops.hooks) : ops.hooks });
+  const gateway = new Gateway(loaded.config, { logger, hooks: mcp ? mcp.hooks(ops.hooks) : ops.hooks, transports: nodeTransports, version: PACKAGE_VERSION });
   try {
     await gateway.start();
   } catch (err) {
@@ -160,7 +162,7 @@ async function startGatewayOrExit(loaded: LoadedConfig, logger: Logger, mcp?: Mc
 }
 
 function mcpFacade(name: string, logger: Logger): McpFacade {
-  return new McpFacade({ name, version: GATEWAY_VERSION }, (err) => logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'mcp catalog watch'));
+  return new McpFacade({ name, version: PACKAGE_VERSION }, (err) => logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'mcp catalog watch'));
 }
 
 async function mcpStdio(argv: string[]): Promise<void> {

@@ -10,9 +10,10 @@ import { createHttpApp, type HttpServerOptions } from '../../core/http/app.js';
 import type { RcpService } from '../../core/service/contract.js';
 import type { SessionOptions } from '../../core/session/session.js';
 import { AdmissionGate, InFlightRegistry } from '../../core/session/admission.js';
+import { nodeRequestIo, type NodeHttpEnv } from './node-request-io.js';
 
 /** Routes mounted beside the RCP endpoint that serve requests too (MCP): they share the in-flight cap and the shutdown registry. */
-export type BesideMount = (app: Parameters<NonNullable<HttpServerOptions['extend']>>[0], session: Pick<SessionOptions, 'admit' | 'registry'>) => void;
+export type BesideMount = (app: Parameters<NonNullable<HttpServerOptions<NodeHttpEnv>['extend']>>[0], session: Pick<SessionOptions, 'admit' | 'registry'>) => void;
 
 export interface RunningHttpServer {
   url: string;
@@ -26,13 +27,13 @@ export async function startHttpServer(
   service: RcpService,
   settings: GatewaySettings,
   logger: Logger,
-  extra: Partial<HttpServerOptions> = {},
+  extra: Partial<HttpServerOptions<NodeHttpEnv>> = {},
   beside?: BesideMount,
 ): Promise<RunningHttpServer> {
   // Gateway-wide in-flight cap (429 + Retry-After before JSON-RPC) and the sessions shutdown must answer.
   const gate = new AdmissionGate(settings.maxInFlight);
   const registry = new InFlightRegistry();
-  const app = createHttpApp(service, {
+  const app = createHttpApp<NodeHttpEnv>(service, {
     basePath: settings.basePath,
     maxBodyBytes: settings.maxBodyBytes,
     sseHeartbeatMs: settings.sseHeartbeatMs,
@@ -42,6 +43,7 @@ export async function startHttpServer(
       : {}),
     corsOrigins: settings.corsOrigins,
     admit: () => gate.tryEnter(),
+    io: nodeRequestIo(),
     ...extra,
     extend: (app) => {
       extra.extend?.(app);
