@@ -28,6 +28,7 @@ export class Operations {
   private reloader: ConfigReloader | undefined;
   private readonly signalHandlers: Array<[NodeJS.Signals, () => void]> = [];
   private hookSet: (FederationHooks & EngineHooks) | undefined;
+  private readonly reloadListeners: Array<() => void> = [];
 
   constructor(config: GatewayConfig, private readonly logger: Logger) {
     this.settings = config.gateway;
@@ -79,6 +80,7 @@ export class Operations {
         ...(adjust ? { adjust } : {}),
         onApplied: (config) => {
           this.logger.level = config.gateway.logLevel;
+          for (const listener of this.reloadListeners) listener();
         },
       });
       const onHup = (): void => {
@@ -89,6 +91,11 @@ export class Operations {
       this.signalHandlers.push(['SIGHUP', onHup]);
       if (this.settings.watchConfig) this.reloader.watch();
     }
+  }
+
+  /** Call `listener` after each config reload that was applied (the engine set may have changed). */
+  onReload(listener: () => void): void {
+    this.reloadListeners.push(listener);
   }
 
   /** Readiness turns false from here on (the listener is draining for shutdown). */
