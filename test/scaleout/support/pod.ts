@@ -34,7 +34,7 @@ export function find(rendered: readonly Rendered[], kind: string, name?: string)
 }
 
 export function podTemplate(deployment: Manifest): { labels: Record<string, string>; spec: PodSpec } {
-  const template = (deployment.spec as { template: { metadata: { labels: Record<string, string> }; spec: PodSpec } }).template;
+  const template = (deployment.spec as unknown as { template: { metadata: { labels: Record<string, string> }; spec: PodSpec } }).template;
   return { labels: template.metadata.labels, spec: template.spec };
 }
 
