@@ -13,7 +13,7 @@ import path from 'node:path';
 import { validate } from 'dockerfile-utils';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, startGateway, stdioEngineCommand } from '../support/processes.js';
-import { freePort } from '../../src/node/server/cluster.js';
+import { freePort } from './support/ports.js';
 import { argumentsOf, keptInContext, stagesOf } from './support/dockerfile.js';
 
 const DOCKERFILE = readFileSync(path.join(REPO_ROOT, 'deploy/Dockerfile'), 'utf8');

@@ -7,7 +7,7 @@ import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:chil
 import net from 'node:net';
 import path from 'node:path';
 import { REPO_ROOT, stopChild, tmpDir, trackChild } from '../../support/processes.js';
-import { freePort } from '../../../src/node/server/cluster.js';
+import { freePort } from './ports.js';
 
 export const HAPROXY_CONFIG = path.join(REPO_ROOT, 'deploy/haproxy/haproxy.cfg');
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fetch } from 'undici';
 import { recordEmitted } from '../../support/spec-validator.js';
 import { startGateway, tmpDir, type GatewayHandle } from '../../support/processes.js';
-import { freePort } from '../../../src/node/server/cluster.js';
+import { freePort } from './ports.js';
 import { createConfigMapVolume, updateConfigMapVolume } from './configmap-volume.js';
 
 /** One key for every replica, as a Kubernetes Secret would hand it to each pod. */
