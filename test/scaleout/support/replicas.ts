@@ -53,6 +53,8 @@ export class ReplicaSet {
       configFile: path.join(replica.configDir, 'config.json'),
       args: ['--port', String(replica.port)],
       env: this.env,
+      // Generous: on a loaded machine a Node start alone can take seconds.
+      timeoutMs: 60_000,
     });
     return replica.handle;
   }
@@ -99,10 +101,11 @@ export interface Load {
 
 /**
  * `concurrency` clients sending retrieves through `url` until stopped, each request with a unique
- * id and a unique query token (`load<n>`) so the engines' logs show how often each was executed.
+ * id and a unique query token (`<tag><n>`; give each load its own tag) so the engines' logs show
+ * how often each was executed.
  * Bounded: at most `maxRequests` and `maxMs`, then it stops by itself.
  */
-export function startLoad(url: string, options: { concurrency: number; pauseMs: number; maxRequests?: number; maxMs?: number }): Load {
+export function startLoad(url: string, options: { tag: string; concurrency: number; pauseMs: number; maxRequests?: number; maxMs?: number }): Load {
   const answers: Answer[] = [];
   const maxRequests = options.maxRequests ?? 20_000;
   const stopAt = Date.now() + (options.maxMs ?? 120_000);
@@ -111,7 +114,7 @@ export function startLoad(url: string, options: { concurrency: number; pauseMs: 
   const loops = Array.from({ length: options.concurrency }, async () => {
     while (running && sent < maxRequests && Date.now() < stopAt) {
       const n = ++sent;
-      answers.push(await retrieveThrough(url, `L${n}`, `retrieval fusion ranking load${n}`));
+      answers.push(await retrieveThrough(url, `${options.tag}-${n}`, `retrieval fusion ranking ${options.tag}${n}`));
       if (options.pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, options.pauseMs));
     }
   });
