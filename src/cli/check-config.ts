@@ -8,9 +8,10 @@ import { ConfigError, loadConfigFile } from '../node/config/load.js';
 import { BreakerSettingsSchema, type BreakerSettings, type EngineConfig, type GatewayConfig } from '../core/config/schema.js';
 import { silentLogger } from '../node/observability/log.js';
 import { Engine } from '../core/upstream/engine.js';
+import { nodeTransports } from '../node/upstream/factory.js';
 import { renderTable } from './table.js';
 
-export const CHECK_CONFIG_HELP = `rcp-gateway check-config [--config FILE] [--timeout MS] [--no-probe] [--json]
+const CHECK_CONFIG_HELP = `rcp-gateway check-config [--config FILE] [--timeout MS] [--no-probe] [--json]
 
 Validates a gateway config, then starts each engine and sends it initialize (stdio engines are
 spawned and stopped again), and prints one row per engine: id, transport, target, reachable,
@@ -106,7 +107,7 @@ async function probe(engineConfig: EngineConfig, config: GatewayConfig, timeoutM
   };
   if (timeoutMs === undefined) return report;
   const probeTimeout = Math.min(timeoutMs, engineConfig.timeoutMs ?? settings.engineTimeoutMs);
-  const engine = new Engine({ ...engineConfig, timeoutMs: probeTimeout }, settings, silentLogger());
+  const engine = new Engine({ ...engineConfig, timeoutMs: probeTimeout }, settings, { logger: silentLogger(), transports: nodeTransports });
   try {
     report.reachable = await engine.start();
     if (!report.reachable) report.error = engine.lastError ?? 'initialize failed';

@@ -43,7 +43,7 @@ const PartialBreakerSchema = z.strictObject({
   maxResetTimeoutMs: positiveInt.optional(),
 });
 
-export const EngineSchema = z
+const EngineSchema = z
   .looseObject({
     id: z.string().min(1, 'expected a non-empty engine id').regex(/^[A-Za-z0-9._:-]+$/, 'expected letters, digits, ".", "_", ":" or "-"'),
     transport: z.enum(['http', 'stdio'], 'expected "http" or "stdio"'),
@@ -82,7 +82,7 @@ const RouteEnginesSchema = z.union([z.string().min(1), z.array(z.string().min(1)
  * A route (per method): an engine id or an ordered list of ids, or an object that may also pick
  * the fusion strategy, dedup policy and rrfK for that method (retrieve, graph local/drift).
  */
-export const RouteSchema = z.union([
+const RouteSchema = z.union([
   RouteEnginesSchema,
   z.strictObject({
     engines: RouteEnginesSchema.optional(),
@@ -102,7 +102,7 @@ export function routeEngineIds(route: RouteConfig | undefined): string[] | undef
   return typeof route.engines === 'string' ? [route.engines] : route.engines;
 }
 
-export const GatewaySchema = z.strictObject({
+const GatewaySchema = z.strictObject({
   name: z.string().min(1).default('rcp-gateway'),
   host: z.string().min(1).default('127.0.0.1'),
   port: z.int().min(0).max(65_535).default(8787),

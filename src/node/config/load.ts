@@ -22,7 +22,7 @@ export interface LoadedConfig {
 }
 
 /** `engines.1.url` → `engines[1].url` */
-export function formatPath(path: readonly PropertyKey[]): string {
+function formatPath(path: readonly PropertyKey[]): string {
   let out = '';
   for (const part of path) {
     if (typeof part === 'number') out += `[${part}]`;
