@@ -97,7 +97,7 @@ async function serve(argv: string[]): Promise<void> {
   const logger = createLogger({ level: settings.logLevel });
   if (workers > 1 && !isGatewayWorker()) {
     if (settings.httpSessions) logger.warn('gateway.httpSessions is worker-local: a cancel posted on another connection may reach another worker; use --workers 1 when clients rely on it');
-    return runPrimary({ workers, host: settings.host, port: settings.port, logger, stopTimeoutMs: settings.drainTimeoutMs + 20_000 });
+    return runPrimary({ workers, host: settings.host, port: settings.port, logger, stopTimeoutMs: settings.drainDelayMs + settings.drainTimeoutMs + 20_000 });
   }
   const mcp = mcpFacade(settings.name, logger);
   const { ops, gateway } = await startGatewayOrExit(loaded, logger, mcp);
@@ -123,13 +123,16 @@ async function serve(argv: string[]): Promise<void> {
   const shutdown = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down');
+    logger.info({ signal, drainDelayMs: settings.drainDelayMs }, 'shutting down');
+    // /readyz answers 503 from here on; the listener keeps serving for drainDelayMs (lame duck)
+    // so load balancers watching /readyz take this replica out before it stops accepting.
     ops.markDraining();
     rcpService.close(); // catalog watches answer now, so their streams end before the drain
     // Last resort should an engine refuse to stop: the drain and engine stop are bounded anyway.
-    setTimeout(() => process.exit(0), settings.drainTimeoutMs + 15_000).unref();
+    setTimeout(() => process.exit(0), settings.drainDelayMs + settings.drainTimeoutMs + 15_000).unref();
+    const lameDuck = new Promise<void>((resolve) => setTimeout(resolve, settings.drainDelayMs));
     // MCP tool calls drain with the RCP ones (shared gate); MCP listen streams then end cleanly.
-    void Promise.all([server.close(settings.drainTimeoutMs), mcpHttp?.close(settings.drainTimeoutMs)]).then(() => {
+    void lameDuck.then(() => Promise.all([server.close(settings.drainTimeoutMs), mcpHttp?.close(settings.drainTimeoutMs)])).then(() => {
       mcp.close();
       return gateway.stop();
     }).then(() => ops.close()).then(() => {

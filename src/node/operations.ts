@@ -17,9 +17,13 @@ import { ObservedService } from './observability/observed-service.js';
 import { startOpsServer, type RunningOpsServer } from './server/ops-server.js';
 import type { NodeHttpEnv } from './server/node-request-io.js';
 import { ConfigReloader } from './config/reloader.js';
+import { ClusterMetricsExposition } from './observability/cluster-metrics.js';
+import { isGatewayWorker } from './server/cluster.js';
 
 export class Operations {
   readonly metrics: GatewayMetrics;
+  /** What `/metrics` serves: this process's registry, or in a `--workers` worker every worker's merged. */
+  private readonly exposition: GatewayMetrics | ClusterMetricsExposition;
   private settings: GatewayConfig['gateway'];
   private gateway: Gateway | undefined;
   private service: ObservedService | undefined;
@@ -33,6 +37,7 @@ export class Operations {
   constructor(config: GatewayConfig, private readonly logger: Logger) {
     this.settings = config.gateway;
     this.metrics = new GatewayMetrics({ processMetrics: config.gateway.metrics.enabled });
+    this.exposition = isGatewayWorker() ? new ClusterMetricsExposition(this.metrics.registry) : this.metrics;
   }
 
   /** Hooks for `new Gateway(config, { hooks })`; they report to this process's metrics and logs. */
@@ -106,13 +111,14 @@ export class Operations {
   async close(): Promise<void> {
     for (const [signal, handler] of this.signalHandlers.splice(0)) process.off(signal, handler);
     this.reloader?.close();
+    if (this.exposition instanceof ClusterMetricsExposition) this.exposition.close();
     await this.opsServer?.close();
   }
 
   private routes(withMetrics: boolean): OpsRoutes {
     return {
       readiness: () => readiness(this.gateway?.engines ?? [], this.draining),
-      ...(withMetrics ? { metrics: this.metrics } : {}),
+      ...(withMetrics ? { metrics: this.exposition } : {}),
     };
   }
 

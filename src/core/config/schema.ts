@@ -160,6 +160,13 @@ const GatewaySchema = z.strictObject({
   cursorTtlMs: positiveInt.default(3_600_000),
   /** Deepest per-engine rank federated pagination reads (§10); past it the result set ends. */
   pageMaxDepth: positiveInt.default(1_000),
+  /**
+   * Lame-duck time at shutdown: after SIGTERM the gateway answers /readyz 503 and keeps serving
+   * for this long, so load balancers take it out of rotation before the listener stops accepting;
+   * then the drain (drainTimeoutMs) starts. 0 = stop accepting at once (Kubernetes: use a preStop
+   * sleep instead, the endpoint removal does not depend on /readyz).
+   */
+  drainDelayMs: nonNegativeInt.default(0),
   drainTimeoutMs: positiveInt.default(10_000),
   /** Supervision: first delay before restarting / re-initializing an engine that is down; ×2 per failed attempt (±20 % jitter). */
   restartDelayMs: positiveInt.default(200),
