@@ -36,8 +36,8 @@ function issueMessage(issue: z.core.$ZodIssue): string {
   return issue.message;
 }
 
-/** Replace `${NAME}` / `${NAME:-default}` in every string with environment values. */
-function interpolate(value: unknown, env: NodeJS.ProcessEnv, problems: string[], path: string): unknown {
+/** Replace `${NAME}` / `${NAME:-default}` in every string with environment values (also used for adapter configs). */
+export function interpolate(value: unknown, env: NodeJS.ProcessEnv, problems: string[], path: string): unknown {
   if (typeof value === 'string') {
     return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_match, name: string, fallback: string | undefined) => {
       const found = env[name];
