@@ -39,6 +39,7 @@ export interface PostgresServer {
   port: number;
   /** Run SQL through psql as the superuser. */
   psql(sql: string): Promise<string>;
+  /** Stop the server (a no-op when it is not running). */
   stop(mode?: 'fast' | 'immediate'): Promise<void>;
   start(): Promise<void>;
 }
@@ -70,8 +71,10 @@ export async function startPostgres(bin: string): Promise<PostgresServer> {
   await as('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
   const port = await freePort();
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`;
+  let running = false;
   const start = async (): Promise<void> => {
     await as('pg_ctl', ['-D', data, '-o', options, '-l', path.join(dir, 'server.log'), '-w', '-t', '60', 'start']);
+    running = true;
   };
   await start();
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
@@ -80,6 +83,8 @@ export async function startPostgres(bin: string): Promise<PostgresServer> {
     port,
     psql: (sql) => as('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-q', '-A', '-t', '-c', sql]),
     stop: async (mode = 'fast') => {
+      if (!running) return;
+      running = false;
       await as('pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '60', 'stop']);
     },
     start,
