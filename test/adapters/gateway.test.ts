@@ -6,7 +6,7 @@
  * the breaker, and the engine recovers once the server is back.
  */
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { ensureCranfieldSqlite } from '../../src/demo/sqlite/cranfield.js';
 import { evaluateRun, loadCranfieldEval } from '../../src/demo/eval/cranfield.js';
