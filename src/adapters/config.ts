@@ -98,6 +98,11 @@ export const SqliteAdapterSchema = z.strictObject({
   match: z.enum(['any', 'all']).default('any'),
   /** bm25() column weights, in the FTS5 table's column order. */
   weights: z.array(z.number().finite().min(0)).optional(),
+  /**
+   * When the file does not exist, build it first (as `adapter sqlite --index` does): from JSON
+   * lines files/folders (relative to the config file), or from the bundled Cranfield collection.
+   */
+  seed: z.union([z.literal('cranfield'), z.array(z.string().min(1)).min(1)]).optional(),
 });
 export type SqliteAdapterConfig = z.infer<typeof SqliteAdapterSchema>;
 

@@ -2,12 +2,15 @@
  * Opening an adapter from its config: the backend for its kind, opened and inspected, wrapped as
  * an RCP service. Also reads a standalone adapter config file (`${ENV}` interpolated).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { interpolate } from '../node/config/load.js';
 import type { RcpService } from '../core/service/contract.js';
 import type { AdapterBackend, InspectionNote } from './backend.js';
-import { AdapterConfigSchema, type AdapterConfig } from './config.js';
+import { AdapterConfigSchema, type AdapterConfig, type SqliteAdapterConfig } from './config.js';
+import { cranfieldIndexDocuments } from '../demo/sqlite/cranfield.js';
+import { buildFtsIndex } from './sqlite/index-builder.js';
+import { readJsonl } from './sqlite/jsonl.js';
 import { createPostgresBackend } from './postgres/backend.js';
 import { createAdapterService } from './service.js';
 import { createSqliteBackend } from './sqlite/backend.js';
@@ -26,6 +29,7 @@ export function createBackend(config: AdapterConfig, baseDir: string): AdapterBa
 
 /** Open the database and build the service; rejects when the database or its table is unusable. */
 export async function openAdapter(config: AdapterConfig, baseDir: string): Promise<OpenedAdapter> {
+  if (config.kind === 'sqlite') await seedSqlite(config, baseDir);
   const backend = createBackend(config, baseDir);
   try {
     await backend.open();
@@ -35,6 +39,17 @@ export async function openAdapter(config: AdapterConfig, baseDir: string): Promi
   }
   const notes = await backend.inspect().catch((err: unknown) => [{ level: 'warning' as const, message: `inspection failed: ${(err as Error).message}` }]);
   return { config, backend, notes, service: createAdapterService(config, backend, { notes }), close: () => backend.close() };
+}
+
+/** Build a missing SQLite file from its configured seed (concurrent starts each build and rename; the last wins whole). */
+async function seedSqlite(config: SqliteAdapterConfig, baseDir: string): Promise<void> {
+  const file = resolve(baseDir, config.path);
+  if (config.seed === undefined || existsSync(file)) return;
+  mkdirSync(dirname(file), { recursive: true });
+  const documents = config.seed === 'cranfield'
+    ? cranfieldIndexDocuments()
+    : readJsonl(config.seed.map((input) => resolve(baseDir, input)), process.stdin);
+  await buildFtsIndex(file, documents, config.table);
 }
 
 export class AdapterConfigError extends Error {

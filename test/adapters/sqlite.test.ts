@@ -67,3 +67,34 @@ describe('sqlite: operators outside the advertised set', () => {
     await expect(openAdapter(parseAdapterConfig({ kind: 'sqlite', path: fixture.db, filters: { colour: 'keyword' } }), '/')).rejects.toThrow(/colour/);
   });
 });
+
+describe('sqlite: a seeded database is built on first open', () => {
+  it('builds a missing file from JSON lines relative to the config folder, then reuses it', async () => {
+    const dir = tmpDir('rcp-sqlite-seed-');
+    writeFileSync(path.join(dir, 'docs.jsonl'), fixtureJsonl());
+    const config = parseAdapterConfig({ kind: 'sqlite', path: './cache/seeded.db', seed: ['./docs.jsonl'], filters: FILTERS });
+    const first = await openAdapter(config, dir);
+    try {
+      expect(first.notes[0]!.message).toMatch(/over 6 documents/);
+    } finally {
+      await first.close();
+    }
+    writeFileSync(path.join(dir, 'docs.jsonl'), '');
+    const second = await openAdapter(config, dir);
+    try {
+      expect(second.notes[0]!.message).toMatch(/over 6 documents/);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('builds the bundled Cranfield collection', async () => {
+    const dir = tmpDir('rcp-sqlite-cran-');
+    const adapter = await openAdapter(parseAdapterConfig({ kind: 'sqlite', path: 'cranfield.db', seed: 'cranfield' }), dir);
+    try {
+      expect(adapter.notes[0]!.message).toMatch(/over 1400 documents/);
+    } finally {
+      await adapter.close();
+    }
+  });
+});
