@@ -1,5 +1,30 @@
+import { builtinModules } from 'node:module';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+
+/**
+ * src/core is runtime-neutral (web standards plus portable libraries): nothing there may reach
+ * Node builtins, Node-only packages, or the Node runtime and CLI layers. test/unit/layering.test.ts
+ * checks the same over the whole import graph.
+ */
+const NODE_ONLY = 'src/core is runtime-neutral: Node-specific code belongs in src/node, wired in at the composition root';
+const coreBoundary = {
+  files: ['src/core/**/*.ts'],
+  rules: {
+    'no-restricted-imports': ['error', {
+      paths: builtinModules.map((name) => ({ name, message: NODE_ONLY })),
+      patterns: [
+        { group: ['node:*'], message: NODE_ONLY },
+        { group: ['undici', 'undici/*', '@hono/node-server', '@hono/node-server/*', 'pino', 'pino/*', 'pino-*', 'prom-client', 'prom-client/*'], message: NODE_ONLY },
+        { regex: '^\\.\\.?/(?:\\.\\./)*(?:node|cli)(?:/|$)', message: NODE_ONLY },
+      ],
+    }],
+    'no-restricted-globals': ['error',
+      ...['Buffer', 'process', 'setImmediate', 'clearImmediate', 'global', '__dirname', '__filename', 'require']
+        .map((name) => ({ name, message: NODE_ONLY })),
+    ],
+  },
+};
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**'] },
@@ -12,6 +37,7 @@ export default tseslint.config(
         setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly', Buffer: 'readonly',
         URL: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly', TextEncoder: 'readonly',
         TextDecoder: 'readonly', performance: 'readonly', structuredClone: 'readonly', queueMicrotask: 'readonly',
+        crypto: 'readonly',
       },
     },
     rules: {
@@ -20,4 +46,5 @@ export default tseslint.config(
       'no-constant-condition': ['error', { checkLoops: false }],
     },
   },
+  coreBoundary,
 );

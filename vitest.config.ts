@@ -1,11 +1,47 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Two tiers, one run (`npm test`):
+ * - in-process: pure units and the gateway over fake engines (test/inprocess, in-memory
+ *   transport, fake timers): no process, no socket, no build.
+ * - e2e: the real processes (gateway from dist/, test engines over HTTP and stdio). Its global
+ *   setup rebuilds dist/ when it is older than src/, so `npx vitest run test/x` never runs
+ *   stale code.
+ * Soaks and load runs live in test/soak with their own config (`npm run test:soak`).
+ */
+const IN_PROCESS = [
+  'test/unit/**/*.test.ts',
+  'test/inprocess/**/*.test.ts',
+  'test/observability/pure.test.ts',
+  'test/resilience/units.test.ts',
+  'test/streaming/http-sessions.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // One worker per core (vitest's default on 2 cores is 1): end-to-end files spend much of
+    // their time waiting on child processes, sockets and timers, which the other file fills.
+    maxWorkers: 2,
+    // Files reuse their worker's process and modules instead of a fresh fork and fresh imports
+    // each: no test file here patches globals, mocks modules or leaves fake timers installed,
+    // and the one shared collector is reset per file (test/setup/per-file.ts).
+    isolate: false,
     reporters: ['default'],
+    projects: [
+      { extends: true, test: { name: 'in-process', include: IN_PROCESS } },
+      {
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: ['test/**/*.test.ts'],
+          exclude: [...IN_PROCESS, 'test/soak/**', '**/node_modules/**'],
+          globalSetup: ['test/setup/dist.ts'],
+          setupFiles: ['test/setup/per-file.ts'],
+        },
+      },
+    ],
   },
 });

@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { renderTable } from './table.js';
 
-export const ENGINES_HELP = `rcp-gateway engines [--url URL] [--header "Name: value"]... [--timeout MS] [--json]
+const ENGINES_HELP = `rcp-gateway engines [--url URL] [--header "Name: value"]... [--timeout MS] [--json]
 
 Shows the live state of a running gateway's engines (catalog/list): status, circuit breaker,
 queue depth, weight, priority, required, advertised capabilities, last error.
@@ -26,7 +26,35 @@ interface CatalogEntry {
   _meta?: Record<string, unknown>;
 }
 
+interface EnginesRequest {
+  base: string;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  json: boolean;
+}
+
+type Reply = { result?: { engines?: unknown }; error?: { code: number; message: string } };
+
 export async function engines(argv: string[]): Promise<number> {
+  const request = parseEnginesArgs(argv);
+  if (typeof request === 'number') return request;
+  const reply = await fetchCatalog(request);
+  if (typeof reply === 'number') return reply;
+  if (reply.error) {
+    process.stderr.write(`rcp-gateway engines: catalog/list failed: ${reply.error.code} ${reply.error.message}\n`);
+    return 1;
+  }
+  if (request.json) {
+    process.stdout.write(`${JSON.stringify(reply.result, null, 2)}\n`);
+    return 0;
+  }
+  const list = Array.isArray(reply.result?.engines) ? (reply.result.engines as CatalogEntry[]) : [];
+  process.stdout.write(engineTable(list));
+  return 0;
+}
+
+/** The command line as a request, or the exit code when it is not usable (help: 0, usage: 2). */
+function parseEnginesArgs(argv: string[]): EnginesRequest | number {
   let values;
   try {
     ({ values } = parseArgs({ args: argv, options: {
@@ -55,7 +83,11 @@ export async function engines(argv: string[]): Promise<number> {
     return 2;
   }
   const base = (values.url ?? process.env.RCPGW_URL ?? DEFAULT_URL).replace(/\/+$/, '');
-  let body: unknown;
+  return { base, headers, timeoutMs, json: values.json ?? false };
+}
+
+/** The gateway's JSON-RPC answer to catalog/list, or exit code 1 when there is none. */
+async function fetchCatalog({ base, headers, timeoutMs }: EnginesRequest): Promise<Reply | number> {
   try {
     const response = await fetch(`${base}/catalog/list`, {
       method: 'POST',
@@ -65,7 +97,7 @@ export async function engines(argv: string[]): Promise<number> {
     });
     const text = await response.text();
     try {
-      body = JSON.parse(text);
+      return JSON.parse(text) as Reply;
     } catch {
       process.stderr.write(`rcp-gateway engines: ${base}/catalog/list answered HTTP ${response.status} without JSON\n`);
       return 1;
@@ -75,17 +107,10 @@ export async function engines(argv: string[]): Promise<number> {
     process.stderr.write(`rcp-gateway engines: cannot reach ${base}: ${(err as Error).message}${cause ? ` (${cause})` : ''}\n`);
     return 1;
   }
-  const reply = body as { result?: { engines?: unknown }; error?: { code: number; message: string } };
-  if (reply.error) {
-    process.stderr.write(`rcp-gateway engines: catalog/list failed: ${reply.error.code} ${reply.error.message}\n`);
-    return 1;
-  }
-  const list = Array.isArray(reply.result?.engines) ? (reply.result.engines as CatalogEntry[]) : [];
-  if (values.json) {
-    process.stdout.write(`${JSON.stringify(reply.result, null, 2)}\n`);
-    return 0;
-  }
-  process.stdout.write(renderTable(
+}
+
+function engineTable(list: readonly CatalogEntry[]): string {
+  return renderTable(
     ['ENGINE', 'STATUS', 'BREAKER', 'QUEUE', 'WEIGHT', 'PRIORITY', 'REQUIRED', 'CAPABILITIES', 'LAST ERROR'],
     list.map((entry) => {
       const meta = entry._meta ?? {};
@@ -97,8 +122,7 @@ export async function engines(argv: string[]): Promise<number> {
         typeof meta.lastError === 'string' ? meta.lastError.slice(0, 120) : '-',
       ];
     }),
-  ));
-  return 0;
+  );
 }
 
 function text(value: unknown): string {

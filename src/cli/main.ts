@@ -11,6 +11,8 @@ import { Gateway } from '../core/gateway/gateway.js';
 import { startHttpServer } from '../node/server/listen.js';
 import { serveStdio } from '../node/server/stdio.js';
 import { Operations } from '../node/operations.js';
+import { nodeTransports } from '../node/upstream/factory.js';
+import { PACKAGE_VERSION } from '../node/version.js';
 import { announceListening, isGatewayWorker, parseWorkers, runPrimary, workerCursorSecret, workerPort } from '../node/server/cluster.js';
 
 const DEFAULT_CONFIG = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../config/default.json');
@@ -113,7 +115,7 @@ async function serve(argv: string[]): Promise<void> {
 /** Start the engines; a `required` engine that cannot start ends the process with code 1. */
 async function startGatewayOrExit(loaded: LoadedConfig, logger: Logger): Promise<{ ops: Operations; gateway: Gateway }> {
   const ops = new Operations(loaded.config, logger);
-  const gateway = new Gateway(loaded.config, { logger, hooks: ops.hooks });
+  const gateway = new Gateway(loaded.config, { logger, hooks: ops.hooks, transports: nodeTransports, version: PACKAGE_VERSION });
   try {
     await gateway.start();
   } catch (err) {

@@ -1,7 +1,7 @@
 /**
  * Operations wiring for one gateway process: metrics registry, the observed service wrapper and
  * its hooks, health/metrics routes (main port or gateway.metrics.port), SIGHUP and file-watch
- * reload. cli.ts creates one, passes `hooks` to the Gateway, serves `attach(gateway)`.
+ * reload. src/cli/main.ts creates one, passes `hooks` to the Gateway, serves `attach(gateway)`.
  */
 import type { GatewayConfig } from '../core/config/schema.js';
 import type { EngineHooks } from '../core/upstream/engine.js';
@@ -15,6 +15,7 @@ import type { Logger } from './observability/log.js';
 import { GatewayMetrics } from './observability/metrics.js';
 import { ObservedService } from './observability/observed-service.js';
 import { startOpsServer, type RunningOpsServer } from './server/ops-server.js';
+import type { NodeHttpEnv } from './server/node-request-io.js';
 import { ConfigReloader } from './config/reloader.js';
 
 export class Operations {
@@ -47,7 +48,7 @@ export class Operations {
   }
 
   /** Extra HTTP server options: ops routes, SSE stream gauge, the per-request observer. */
-  httpOptions(): Partial<HttpServerOptions> {
+  httpOptions(): Partial<HttpServerOptions<NodeHttpEnv>> {
     const onMain = this.settings.metrics.enabled && this.settings.metrics.port === undefined;
     return {
       extend: (app) => mountOpsRoutes(app, this.routes(onMain)),

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rpc, rpcRaw, methodUrl } from '../support/http-client.js';
 import { StdioClient } from '../support/stdio-client.js';
 import { GATEWAY_CLI, REPO_ROOT, startGateway, startHttpEngine, stdioEngineCommand, tmpDir, writeConfig, type EngineHandle, type GatewayHandle } from '../support/processes.js';
-import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 
 let httpEngine: EngineHandle;
 let gateway: GatewayHandle;
@@ -233,3 +233,5 @@ describe('HTTP transport (§5.2)', () => {
     }
   });
 });
+
+schemaCrossCheck();

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { evaluateRun, loadCranfieldEval } from '../../src/demo/eval/cranfield.js';
 import { rpc } from '../support/http-client.js';
 import { REPO_ROOT, startGateway, type GatewayHandle } from '../support/processes.js';
-import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 
 interface Hit { id: string; score: number; meta: { engine: string } }
 
@@ -57,3 +57,5 @@ describe('embedded default', () => {
     expect(figures.fused!.ndcg10).toBeGreaterThanOrEqual(weaker);
   }, 120_000);
 });
+
+schemaCrossCheck();

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { rpc } from '../support/http-client.js';
 import { readEvents, stdioEngineCommand, tmpDir, waitForEvent, writeControl } from '../support/processes.js';
 import { suiteProcesses } from '../support/suite.js';
+import { schemaCrossCheck } from '../support/spec-validator.js';
 
 interface Hit { id: string | number; score: number; meta: { engine: string; engineRank: number; engineScore: number; fusedScore: number } }
 interface RetrieveResult { hits: Hit[]; usage?: { notes?: string[] }; _meta: { engines: string[]; degraded?: Array<{ engine: string; code: number; reason: string }>; deadlineMs: number } }
@@ -132,3 +133,5 @@ describe('loop detection and options (§16.2)', () => {
     expect(none.error).toMatchObject({ code: -32005, data: { option: 'mode' } });
   });
 });
+
+schemaCrossCheck();

@@ -307,8 +307,7 @@ describe('test engine over HTTP', () => {
   });
 });
 
-it('the spec validator rejects what the schema forbids', () => {
-  if (!schemaAvailable) return;
+it.skipIf(!schemaAvailable)('the spec validator rejects what the schema forbids', () => {
   expect(validateFrame({ jsonrpc: '2.0', id: 1, result: { hits: [{ id: 'a', score: 1 }] } }, 'retrieve')).toEqual([]);
   expect(validateFrame({ jsonrpc: '2.0', id: 1, result: { hits: [{ id: 'a', score: '1' }] } }, 'retrieve')).not.toEqual([]);
   expect(validateFrame({ jsonrpc: '2.0', id: 1, result: { hits: {} } }, 'retrieve')).not.toEqual([]);
@@ -316,8 +315,11 @@ it('the spec validator rejects what the schema forbids', () => {
   expect(validateFrame({ jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 0.5 } })).not.toEqual([]);
 });
 
-it('every frame the engine emitted (outside deliberate faults) is schema-valid', () => {
-  console.log(schemaCrossCheckBanner());
-  if (schemaAvailable) expect(emittedCount()).toBeGreaterThan(50);
+it.skipIf(!schemaAvailable)('every frame the engine emitted (outside deliberate faults) is schema-valid', () => {
+  expect(emittedCount()).toBeGreaterThan(50);
   expect(emittedErrors()).toEqual([]);
+});
+
+afterAll(() => {
+  console.log(schemaCrossCheckBanner());
 });

@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { rpc } from '../support/http-client.js';
 import { readEvents, startGateway, stdioEngineCommand, tmpDir, writeConfig, GATEWAY_CLI } from '../support/processes.js';
-import { emittedErrors, recordEmitted, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { emittedErrors, recordEmitted, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
@@ -128,3 +128,5 @@ describe('serve --workers', () => {
     expect(stderr).toContain('invalid --workers "many"');
   });
 });
+
+schemaCrossCheck();

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { rpc } from '../support/http-client.js';
 import { startGateway, stdioEngineCommand, tmpDir, writeConfig } from '../support/processes.js';
 import { suiteProcesses } from '../support/suite.js';
+import { schemaCrossCheck } from '../support/spec-validator.js';
 import { runCli } from './support.js';
 
 const procs = suiteProcesses();
@@ -128,3 +129,5 @@ describe('engines', () => {
     expect(res.stderr).toContain('cannot reach http://127.0.0.1:9/rcp');
   });
 });
+
+schemaCrossCheck();

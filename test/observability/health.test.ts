@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { rpc } from '../support/http-client.js';
 import { startHttpEngine, stdioEngineCommand, tmpDir, waitForEvent, writeControl } from '../support/processes.js';
 import { suiteProcesses } from '../support/suite.js';
+import { schemaCrossCheck } from '../support/spec-validator.js';
 import { get, metricValue, origin, scrape, until } from './support.js';
 
 const procs = suiteProcesses();
@@ -84,3 +85,5 @@ describe('readiness', () => {
     expect(gw.proc.exitCode).toBe(0);
   });
 });
+
+schemaCrossCheck();

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { rpc } from '../support/http-client.js';
 import { stdioEngineCommand, type GatewayHandle } from '../support/processes.js';
 import { suiteProcesses } from '../support/suite.js';
+import { schemaCrossCheck } from '../support/spec-validator.js';
 import { logLines, until } from './support.js';
 
 const procs = suiteProcesses();
@@ -86,3 +87,5 @@ describe('request log lines', () => {
     expect(logLines(gw.stderr()).filter((l) => 'level' in l)).toEqual([]);
   });
 });
+
+schemaCrossCheck();

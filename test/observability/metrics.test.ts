@@ -9,6 +9,7 @@ import { rpc, rpcSse, methodUrl } from '../support/http-client.js';
 import { GATEWAY_CLI, tmpDir, waitForEvent, writeConfig, writeControl } from '../support/processes.js';
 import { StdioClient } from '../support/stdio-client.js';
 import { suiteProcesses } from '../support/suite.js';
+import { schemaCrossCheck } from '../support/spec-validator.js';
 import { get, metricValue, origin, scrape, until } from './support.js';
 
 const procs = suiteProcesses();
@@ -192,3 +193,5 @@ describe('metrics of a stdio gateway', () => {
     expect(client.violations).toEqual([]);
   });
 });
+
+schemaCrossCheck();

@@ -10,6 +10,7 @@ import { rpc } from '../support/http-client.js';
 import { GATEWAY_CLI, readEvents, startGateway, stdioEngineCommand, tmpDir, waitForEvent, writeConfig, writeControl, type GatewayHandle } from '../support/processes.js';
 import { StdioClient } from '../support/stdio-client.js';
 import { suiteProcesses } from '../support/suite.js';
+import { schemaCrossCheck } from '../support/spec-validator.js';
 import { logLines, metricValue, origin, scrape, until } from './support.js';
 
 const procs = suiteProcesses();
@@ -169,3 +170,5 @@ describe('hot reload over stdio', () => {
     expect(client.violations).toEqual([]);
   });
 });
+
+schemaCrossCheck();

@@ -11,7 +11,7 @@ import {
   startGateway, startHttpEngine, stdioEngineCommand, tmpDir, waitForEvent,
   type EngineEvent, type EngineHandle, type GatewayHandle,
 } from '../support/processes.js';
-import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { logLines, until } from './support.js';
 
 let httpEngine: EngineHandle;
@@ -102,3 +102,5 @@ describe('trace propagation', () => {
     expect(line).toMatchObject({ method: 'x-test/echo', engines: ['web'], traceId });
   });
 });
+
+schemaCrossCheck();

@@ -14,7 +14,7 @@ import {
   readEvents, startGateway, startHttpEngine, stdioEngineCommand, tmpDir, waitForEvent, writeControl,
   type EngineHandle, type GatewayHandle,
 } from '../support/processes.js';
-import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { catalog, enginePids, expectAllGone, expectHealthyAnswer, notesOf, retrieve, waitUntil } from './helpers.js';
 
 type Expectation =
@@ -190,3 +190,5 @@ describe('an expired leg is aborted upstream', () => {
     expect(res.error?.data).toMatchObject({ deadlineMs: 300, retryable: true });
   });
 });
+
+schemaCrossCheck();

@@ -12,7 +12,7 @@ import {
   GATEWAY_CLI, REPO_ROOT, readEvents, startGateway, startHttpEngine, tmpDir, waitForEvent, writeConfig,
   type EngineHandle, type GatewayHandle,
 } from '../support/processes.js';
-import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { expectHealthyAnswer, notesOf, QUERY, requestsSeen, retrieve, type RetrieveResult } from './helpers.js';
 
 const engines: EngineHandle[] = [];
@@ -198,3 +198,5 @@ describe('retries with a budget', () => {
     expect(notes.filter((n) => /retry budget exhausted/.test(n))).toHaveLength(2);
   });
 });
+
+schemaCrossCheck();

@@ -9,7 +9,7 @@ import { StdioClient } from '../support/stdio-client.js';
 import {
   GATEWAY_CLI, REPO_ROOT, startGateway, stdioEngineCommand, tmpDir, waitForEvent, writeConfig,
 } from '../support/processes.js';
-import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { enginePids, expectAllGone, QUERY, retrieve, type RetrieveResult } from './helpers.js';
 
 afterAll(() => {
@@ -74,3 +74,5 @@ describe('stdio', () => {
     await expectAllGone(pids);
   });
 });
+
+schemaCrossCheck();

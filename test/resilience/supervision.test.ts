@@ -10,7 +10,7 @@ import {
   readEvents, startGateway, startHttpEngine, stdioEngineCommand, tmpDir, waitForEvent, writeControl,
   type EngineHandle, type GatewayHandle,
 } from '../support/processes.js';
-import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { catalog, enginePids, expectAllGone, expectHealthyAnswer, isAlive, retrieve, waitUntil } from './helpers.js';
 
 let ok: EngineHandle;
@@ -127,3 +127,5 @@ describe('engines down at startup', () => {
     })).rejects.toThrow(/exited \(code 1[\s\S]*required engine\(s\) failed to start: vital/);
   });
 });
+
+schemaCrossCheck();

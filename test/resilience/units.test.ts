@@ -1,9 +1,10 @@
 /**
  * The resilience building blocks on their own, with the real code (opossum underneath the
- * breaker, real timers): circuit breaker, retry budget and retry layer, admission gate, and the
- * NDJSON splitter's bound on hostile lines.
+ * breaker): circuit breaker (on fake timers: a reset passes when the test moves the clock, never
+ * on the wall clock), retry budget and retry layer, admission gate, and the NDJSON splitter's
+ * bound on hostile lines.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EngineBreaker, type BreakerState, type TransitionInfo } from '../../src/core/resilience/breaker.js';
 import { UpstreamError } from '../../src/core/upstream/errors.js';
 import { RetryBudget, withRetry, type RetryDecision, type RetryGuard } from '../../src/core/resilience/retry.js';
@@ -51,7 +52,25 @@ async function openIt(h: Harness, volume = 5): Promise<TransitionInfo> {
   return opened;
 }
 
+/** Move the fake clock past the open breaker's reset; resolves once it went half-open. */
+async function halfOpen(h: Harness): Promise<void> {
+  const next = h.next('half-open');
+  const retryInMs = h.breaker.snapshot().retryInMs;
+  expect(retryInMs).toBeGreaterThan(0);
+  await vi.advanceTimersByTimeAsync(retryInMs! - 1);
+  expect(h.breaker.currentState).toBe('open');
+  await vi.advanceTimersByTimeAsync(2);
+  await next;
+}
+
 describe('circuit breaker', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('stays closed below the minimum volume and opens once it is reached', async () => {
     const h = harness({ volumeThreshold: 5 });
     await failWith(h.breaker, fault(), 4);
@@ -90,7 +109,7 @@ describe('circuit breaker', () => {
   it('half-open admits exactly one trial; its success closes the breaker', async () => {
     const h = harness();
     await openIt(h);
-    await h.next('half-open');
+    await halfOpen(h);
     let release!: () => void;
     let trialCalls = 0;
     const trial = h.breaker.fire(() => { trialCalls++; return new Promise<string>((r) => { release = () => r('ok'); }); });
@@ -109,7 +128,7 @@ describe('circuit breaker', () => {
   it('an aborted trial leaves the breaker half-open for the next caller', async () => {
     const h = harness();
     await openIt(h);
-    await h.next('half-open');
+    await halfOpen(h);
     await failWith(h.breaker, aborted());
     expect(h.breaker.currentState).toBe('half-open');
     expect(h.breaker.admits).toBe(true);
@@ -124,21 +143,21 @@ describe('circuit breaker', () => {
     const first = await openIt(h);
     expect(first.resetTimeoutMs).toBeGreaterThanOrEqual(16);
     expect(first.resetTimeoutMs).toBeLessThanOrEqual(24);
-    await h.next('half-open');
+    await halfOpen(h);
     let reopened = h.next('open');
     await failWith(h.breaker, fault());
     const second = await reopened;
     expect(second.openings).toBe(2);
     expect(second.resetTimeoutMs).toBeGreaterThanOrEqual(32);
     expect(second.resetTimeoutMs).toBeLessThanOrEqual(48);
-    await h.next('half-open');
+    await halfOpen(h);
     reopened = h.next('open');
     await failWith(h.breaker, fault());
     const third = await reopened;
     // 80 capped at 70, ±20 % jitter, never above the cap.
     expect(third.resetTimeoutMs).toBeLessThanOrEqual(70);
     expect(third.resetTimeoutMs).toBeGreaterThanOrEqual(56);
-    await h.next('half-open');
+    await halfOpen(h);
     await h.breaker.fire(async () => 'ok');
     expect(h.breaker.currentState).toBe('closed');
     expect(h.breaker.consecutiveOpenings).toBe(0);
@@ -166,7 +185,7 @@ describe('circuit breaker', () => {
   it('closing starts a fresh window: the failures that opened it do not count again', async () => {
     const h = harness();
     await openIt(h);
-    await h.next('half-open');
+    await halfOpen(h);
     await h.breaker.fire(async () => 'ok');
     expect(h.breaker.currentState).toBe('closed');
     await failWith(h.breaker, fault(), 4);
@@ -179,7 +198,7 @@ describe('circuit breaker', () => {
     let finishSlow!: () => void;
     const slow = h.breaker.fire(() => new Promise<string>((r) => { finishSlow = () => r('late'); }));
     await openIt(h);
-    await h.next('half-open');
+    await halfOpen(h);
     finishSlow();
     expect(await slow).toBe('late');
     expect(h.breaker.currentState).toBe('half-open');

@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { GATEWAY_CLI, tmpDir, writeConfig } from '../support/processes.js';
-import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { StdioClient } from '../support/stdio-client.js';
 import { Fleet, rpc, withRetrieve, type Caps } from './fixtures.js';
 
@@ -74,3 +74,5 @@ describe('embedder metadata only when routing resolves to one model', () => {
     expect(served.result!.vectors[0]).toHaveLength(16);
   });
 });
+
+schemaCrossCheck();

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeControl, type GatewayHandle } from '../support/processes.js';
-import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { errorOf, Fleet, metaOf, rpc, withRetrieve, type TestEngine } from './fixtures.js';
 
 const fleet = new Fleet();
@@ -95,3 +95,5 @@ describe('read failover', () => {
     expect(standby.requests('index/add')).toHaveLength(before);
   });
 });
+
+schemaCrossCheck();

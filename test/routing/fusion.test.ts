@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayHandle } from '../support/processes.js';
-import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { errorOf, Fleet, rpc, type TestEngine } from './fixtures.js';
 
 interface Hit { id: string; text: string; meta: { engine: string; engines?: unknown[] } }
@@ -75,3 +75,5 @@ describe('choosing the dedup policy', () => {
     expect(byHash.result!.hits.some((h) => (h.meta.engines ?? []).length === 2)).toBe(true);
   });
 });
+
+schemaCrossCheck();

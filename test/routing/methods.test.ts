@@ -5,7 +5,7 @@
  * memory ids, fused graph ops, and the capabilities the gateway derives from its engines.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import type { GatewayHandle } from '../support/processes.js';
 import { errorOf, Fleet, metaOf, rpc, withRetrieve, type TestEngine } from './fixtures.js';
 
@@ -183,3 +183,5 @@ describe('graph (§7.9)', () => {
     expect(errorOf(await rpc(gw.url, 'graph', { op: 'global', query: 'x' }))).toMatchObject({ code: -32005, data: { option: 'op' } });
   });
 });
+
+schemaCrossCheck();

@@ -9,7 +9,7 @@ import { cursorKey, requestFingerprint, sealCursor } from '../../src/core/federa
 import { fuse } from '../../src/core/federation/fusion/fuse.js';
 import type { EngineHit } from '../../src/core/federation/fusion/types.js';
 import type { GatewayHandle } from '../support/processes.js';
-import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { errorOf, Fleet, rpc, type TestEngine } from './fixtures.js';
 
 const SECRET = 'pagination-test-secret-0123456789';
@@ -147,3 +147,5 @@ describe('cursor integrity', () => {
     expect(pages[0]!._meta.engines).toEqual(['deep']);
   });
 });
+
+schemaCrossCheck();

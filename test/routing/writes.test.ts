@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeControl, type GatewayHandle } from '../support/processes.js';
-import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { errorOf, Fleet, metaOf, rpc, withRetrieve, type TestEngine } from './fixtures.js';
 
 const fleet = new Fleet();
@@ -116,3 +116,5 @@ describe('configured writers', () => {
     expect([w1, reader].map((e) => e.requests('index/add').length)).toEqual(counts);
   });
 });
+
+schemaCrossCheck();

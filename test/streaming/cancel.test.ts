@@ -9,7 +9,7 @@ import {
   readEvents, startHttpEngine, stdioEngineCommand, tmpDir, waitForEvent, writeControl,
   type EngineEvent, type EngineHandle,
 } from '../support/processes.js';
-import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import type { StdioClient } from '../support/stdio-client.js';
 import { cleanups, runCleanups, startStdioGateway } from './helpers.js';
 
@@ -204,3 +204,5 @@ describe('engine logs relayed (§17.1)', () => {
     expect(picky.logs().length).toBeGreaterThan(0);
   });
 });
+
+schemaCrossCheck();

@@ -12,7 +12,7 @@ import {
   readEvents, startGateway, startHttpEngine, stdioEngineCommand, tmpDir, waitForEvent, writeControl,
   type EngineEvent, type EngineHandle, type GatewayHandle,
 } from '../support/processes.js';
-import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { cleanups, runCleanups } from './helpers.js';
 
 interface RetrieveResult { hits: Array<{ id: string }>; _meta: { engines: string[]; degraded?: Array<{ engine: string; reason: string }> } }
@@ -220,3 +220,5 @@ describe('engine logs over HTTP (§17.1)', () => {
     expect(picky.final?.result).toBeDefined();
   });
 });
+
+schemaCrossCheck();

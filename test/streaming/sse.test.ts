@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetch } from 'undici';
 import { methodUrl, rpc, rpcSse, type SseReply } from '../support/http-client.js';
 import { readEvents, startGateway, startHttpEngine, tmpDir, writeControl, type EngineEvent, type EngineHandle, type GatewayHandle } from '../support/processes.js';
-import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { cleanups, engineAnswer, rrfIds, runCleanups } from './helpers.js';
 
 interface Hit { id: string | number; score: number; meta: { engine: string } }
@@ -282,3 +282,5 @@ describe('aggregated progress and partial hits (§9, §16.3)', () => {
     expect(reply.progress.some((p) => /engine b failed/.test(p.message ?? ''))).toBe(true);
   });
 });
+
+schemaCrossCheck();

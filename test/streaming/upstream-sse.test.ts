@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rpcSse } from '../support/http-client.js';
 import { startGateway, startHttpEngine, type GatewayHandle } from '../support/processes.js';
-import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
+import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { cleanups, runCleanups, startRawSseEngine } from './helpers.js';
 
 interface RetrieveResult {
@@ -75,3 +75,5 @@ describe('parsing engine streams', () => {
     expect(reply.framesAfterFinal).toBe(0);
   });
 });
+
+schemaCrossCheck();

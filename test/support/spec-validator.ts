@@ -1,20 +1,25 @@
 /**
  * Cross-checks RCP frames against the normative JSON Schema that ships beside
- * the repo (../shared/rcp/schema.json). When that file is absent (e.g. a clone
- * without the shared folder) validation is a no-op and `schemaAvailable` is
- * false; `schemaCrossCheckBanner()` says so in plain words.
+ * the repo (../shared/rcp/schema.json, or the file RCP_SCHEMA_PATH names). When
+ * that file is absent (e.g. a clone without the shared folder) validation is a
+ * no-op, `schemaAvailable` is false, the tests that need the schema show as
+ * skipped (`schemaCrossCheck()`, `it.skipIf(!schemaAvailable)`), and
+ * `schemaCrossCheckBanner()` says so in plain words.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { expect, it } from 'vitest';
 
 /** Repository root (this file lives in <root>/test/support). */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-/** Where the shared schema is expected, and how it is named in messages. */
-export const SCHEMA_PATH = path.resolve(REPO_ROOT, '../shared/rcp/schema.json');
-const SCHEMA_LABEL = '../shared/rcp/schema.json';
+/** Where the shared schema is expected (RCP_SCHEMA_PATH overrides it), and how it is named in messages. */
+export const SCHEMA_PATH = process.env.RCP_SCHEMA_PATH
+  ? path.resolve(process.env.RCP_SCHEMA_PATH)
+  : path.resolve(REPO_ROOT, '../shared/rcp/schema.json');
+const SCHEMA_LABEL = process.env.RCP_SCHEMA_PATH ? SCHEMA_PATH : '../shared/rcp/schema.json';
 
 interface Validators { root: ValidateFunction; resultFor: ValidateFunction }
 
@@ -85,6 +90,18 @@ export function emittedCount(): number {
 export function resetEmitted(): void {
   collected.length = 0;
   count = 0;
+}
+
+/**
+ * The file's schema cross-check as a test of its own, so that a run without the schema shows it
+ * as skipped instead of passing it empty. Call it last in the file: tests run in the order they
+ * are declared, so it sees every frame the file's tests recorded.
+ */
+export function schemaCrossCheck(): void {
+  it.skipIf(!schemaAvailable)('every RCP frame recorded in this file is valid against the RCP schema', () => {
+    expect(count).toBeGreaterThan(0);
+    expect(emittedErrors()).toEqual([]);
+  });
 }
 
 export function schemaCrossCheckBanner(): string {

@@ -43,11 +43,16 @@ const PartialBreakerSchema = z.strictObject({
   maxResetTimeoutMs: positiveInt.optional(),
 });
 
-export const EngineSchema = z
+const EngineSchema = z
   .looseObject({
     id: z.string().min(1, 'expected a non-empty engine id').regex(/^[A-Za-z0-9._:-]+$/, 'expected letters, digits, ".", "_", ":" or "-"'),
-    transport: z.enum(['http', 'stdio'], 'expected "http" or "stdio"'),
+    transport: z.enum(['http', 'stdio', 'adapter'], 'expected "http", "stdio" or "adapter"'),
     url: httpUrl.optional(),
+    /**
+     * A database adapter served in this process (transport "adapter"): `kind` plus its settings.
+     * The runtime validates the rest (node/config/load.ts), so the core stays free of drivers.
+     */
+    adapter: z.looseObject({ kind: z.string().min(1) }).optional(),
     command: z.array(z.string()).min(1, 'expected a non-empty command array').optional(),
     weight: z.number().finite().min(0, 'expected a weight ≥ 0').default(1),
     required: z.boolean().default(false),
@@ -73,6 +78,9 @@ export const EngineSchema = z
     if (engine.transport === 'stdio' && !engine.command) {
       ctx.addIssue({ code: 'custom', path: ['command'], message: 'expected a command array (required for transport "stdio")' });
     }
+    if (engine.transport === 'adapter' && !engine.adapter) {
+      ctx.addIssue({ code: 'custom', path: ['adapter'], message: 'expected an adapter object with a kind (required for transport "adapter")' });
+    }
   });
 export type EngineConfig = z.infer<typeof EngineSchema>;
 
@@ -82,7 +90,7 @@ const RouteEnginesSchema = z.union([z.string().min(1), z.array(z.string().min(1)
  * A route (per method): an engine id or an ordered list of ids, or an object that may also pick
  * the fusion strategy, dedup policy and rrfK for that method (retrieve, graph local/drift).
  */
-export const RouteSchema = z.union([
+const RouteSchema = z.union([
   RouteEnginesSchema,
   z.strictObject({
     engines: RouteEnginesSchema.optional(),

@@ -3,7 +3,7 @@
  * A value, so a reload can swap it while in-flight calls keep the set they started with.
  */
 import type { GatewaySettings } from '../config/schema.js';
-import type { Logger } from '../../node/observability/log.js';
+import type { Logger } from '../observability/logger.js';
 import type { ResilienceHooks } from '../observability/hooks.js';
 import type { Engine } from '../upstream/engine.js';
 import type { RetryBudget } from '../resilience/retry.js';
@@ -22,7 +22,7 @@ export interface FederationContext {
   /** The gateway's identity for loop detection (§16.2). */
   identity: string;
   hooks: FederationHooks;
-  /** The gateway-wide retry budget (src/upstream/retry.ts); absent = no retries. */
+  /** The gateway-wide retry budget (resilience/retry.ts); absent = no retries. */
   retryBudget?: RetryBudget;
 }
 

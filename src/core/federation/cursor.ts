@@ -7,7 +7,10 @@
  * `cursor`"). The payload also carries a fingerprint of the request it belongs to, so a cursor
  * replayed against different params is rejected rather than serving an unrelated page.
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hmac } from '@noble/hashes/hmac.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { randomBytes } from '@noble/hashes/utils.js';
+import { base64urlnopad } from '@scure/base';
 import { ErrorCode, RcpError } from '../protocol/errors.js';
 import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
 
@@ -53,17 +56,38 @@ export function cursorKey(secret: string | undefined): Uint8Array {
 
 let randomKey: Uint8Array | undefined;
 function processKey(): Uint8Array {
-  randomKey ??= new Uint8Array(randomBytes(32));
+  randomKey ??= randomBytes(32);
   return randomKey;
 }
 
-function mac(key: Uint8Array, body: string): Buffer {
-  return createHmac('sha256', key).update(body).digest().subarray(0, MAC_BYTES);
+const utf8 = new TextEncoder();
+const fromUtf8 = new TextDecoder();
+
+/** HMAC-SHA256 truncated to MAC_BYTES (byte-identical to any other HMAC-SHA256, so cursors stay valid across runtimes). */
+function mac(key: Uint8Array, body: string): Uint8Array {
+  return hmac(sha256, key, utf8.encode(body)).subarray(0, MAC_BYTES);
+}
+
+/** Constant-time comparison: the time taken does not reveal how many leading bytes matched. */
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!;
+  return diff === 0;
+}
+
+/** base64url without padding; undefined for text that is not base64url. */
+function decodeBase64url(text: string): Uint8Array | undefined {
+  try {
+    return base64urlnopad.decode(text);
+  } catch {
+    return undefined;
+  }
 }
 
 export function sealCursor(payload: CursorPayload, key: Uint8Array): string {
-  const body = Buffer.from(JSON.stringify({ v: VERSION, ...payload }), 'utf8').toString('base64url');
-  return `${body}.${mac(key, body).toString('base64url')}`;
+  const body = base64urlnopad.encode(utf8.encode(JSON.stringify({ v: VERSION, ...payload })));
+  return `${body}.${base64urlnopad.encode(mac(key, body))}`;
 }
 
 function invalidCursor(detail: string): RcpError {
@@ -75,14 +99,15 @@ export function openCursor(token: string, key: Uint8Array, expect: { method: str
   const dot = token.indexOf('.');
   if (dot <= 0 || dot !== token.lastIndexOf('.')) throw invalidCursor('not a cursor this gateway issued');
   const body = token.slice(0, dot);
-  const given = Buffer.from(token.slice(dot + 1), 'base64url');
-  const expected = mac(key, body);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+  const given = decodeBase64url(token.slice(dot + 1));
+  if (!given || !sameBytes(given, mac(key, body))) {
     throw invalidCursor('cursor signature does not verify (forged, corrupted, or issued under another key)');
   }
   let decoded: unknown;
   try {
-    decoded = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+    const bytes = decodeBase64url(body);
+    if (!bytes) throw new Error('not base64url');
+    decoded = JSON.parse(fromUtf8.decode(bytes));
   } catch {
     throw invalidCursor('cursor payload is not readable');
   }
@@ -133,7 +158,7 @@ export function requestFingerprint(params: JsonObject, vendorKey: string): strin
   const { cursor: _cursor, _meta, ...rest } = params;
   const vendor = isJsonObject(_meta) ? _meta[vendorKey] : undefined;
   const canonical = canonicalJson(vendor === undefined ? rest : { ...rest, [`_meta.${vendorKey}`]: vendor });
-  return createHash('sha256').update(canonical).digest('base64url').slice(0, 22);
+  return base64urlnopad.encode(sha256(utf8.encode(canonical))).slice(0, 22);
 }
 
 /** JSON with object keys sorted, so equal values always hash equally. */

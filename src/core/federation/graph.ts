@@ -13,10 +13,10 @@ import type { CallContext } from '../service/contract.js';
 import { UpstreamError } from '../upstream/errors.js';
 import type { Engine } from '../upstream/engine.js';
 import type { FederationContext } from './context.js';
-import { accountFailures, fanout, failureOf, nothingAnswered, onPath } from './fanout.js';
+import { accountFailures, fanout, nothingAnswered } from './fanout.js';
 import type { RankedList } from './fusion/types.js';
-import { pagedLeg, resumeFrom, servePage, type PagedLeg } from './pages.js';
-import { stripGatewayMeta } from './retrieve.js';
+import { failureOf, onPath, stripGatewayMeta } from './leg.js';
+import { legParams, pagedLeg, resumeFrom, servePage, type PagedLeg } from './pages.js';
 import { routeToOne } from './routing.js';
 import { sanitizeHits, requireHitsArray } from './sanitize.js';
 import { allowedEngines, gatewayOptions } from './vendor.js';
@@ -37,29 +37,22 @@ export async function federatedGraph(rawParams: JsonObject, ctx: CallContext, fe
   if (engines.length === 0) throw RcpError.optionUnsupported('op', `no engine advertises graph op "${params.op}"`);
 
   const firstK = Math.ceil(k * fed.settings.fusionHeadroom);
-  const legs = new Map<Engine, PagedLeg & { k: number }>();
+  const legs = new Map<Engine, PagedLeg>();
   for (const engine of engines) {
     // `graph` has no advertised k limit: an engine that clamps answers short, which ends its list.
     const cap = fed.settings.pageMaxDepth;
     legs.set(engine, { engine, ...pagedLeg(resume, engine.id, firstK, cap, cap) });
   }
   const outbound = stripGatewayMeta(rawParams);
-  const paramsFor = (engine: Engine, legK: number, cursor: string | undefined): JsonObject => {
-    const out: JsonObject = { ...outbound, k: legK };
-    if (cursor !== undefined) out.cursor = cursor;
-    else delete out.cursor; // the engines' cursors live inside the gateway's own cursor
-    return out;
-  };
   const outcome = await fanout({
-    method: 'graph', engines, paramsFor: (engine) => paramsFor(engine, legs.get(engine)!.k, undefined), validate: requireHitsArray,
+    method: 'graph', engines, paramsFor: (engine) => legParams(outbound, legs.get(engine)!, legs.get(engine)!.k), validate: requireHitsArray,
   }, ctx, fed);
 
   const lists: RankedList[] = [];
   const firstAnswers = new Map<string, { result: JsonObject; asked: number }>();
   const failures = [...outcome.failures];
   const notes: string[] = [...outcome.notes];
-  const followups: string[] = [];
-  const seenFollowups = new Set<string>();
+  const followups = new Followups();
   for (const success of [...outcome.successes].sort((a, b) => (a.engine.id < b.engine.id ? -1 : 1))) {
     const asked = legs.get(success.engine)!.k;
     const clean = sanitizeHits(success.result, asked);
@@ -70,28 +63,37 @@ export async function federatedGraph(rawParams: JsonObject, ctx: CallContext, fe
     for (const problem of clean.problems) notes.push(`engine ${success.engine.id}: ${problem}`);
     lists.push({ engine: success.engine.id, weight: options.weights[success.engine.id] ?? success.engine.weight, hits: clean.hits });
     firstAnswers.set(success.engine.id, { result: success.result, asked });
-    if (params.op === 'drift' && Array.isArray(success.result.followups)) {
-      for (const followup of success.result.followups) {
-        if (typeof followup !== 'string') continue;
-        const key = followup.trim().toLowerCase().replace(/\s+/g, ' ');
-        if (key.length === 0 || seenFollowups.has(key)) continue;
-        seenFollowups.add(key);
-        followups.push(followup);
-      }
-    }
+    if (params.op === 'drift') followups.add(success.result.followups);
   }
   const degraded = accountFailures(failures, fed, notes);
   if (lists.length === 0) throw nothingAnswered(failures, degraded, ctx);
   const page = await servePage({
-    method: 'graph', params: rawParams, k, options, lists, firstAnswers, legs: [...legs.values()], resume, paramsFor,
+    method: 'graph', params: rawParams, k, options, lists, firstAnswers, legs: [...legs.values()], resume, outbound,
   }, ctx, fed);
   notes.push(...page.notes);
   const result: JsonObject = {
     hits: page.hits,
     _meta: { engines: lists.map((l) => l.engine), ...(degraded.length > 0 ? { degraded } : {}), fusion: page.method, traceId: outcome.traceId },
   };
-  if (params.op === 'drift') result.followups = followups;
+  if (params.op === 'drift') result.followups = followups.list;
   if (page.nextCursor !== undefined) result.nextCursor = page.nextCursor;
   if (notes.length > 0) result.usage = { notes };
   return result;
+}
+
+/** Drift `followups` of every engine, merged in engine order, deduplicated by normalized text. */
+class Followups {
+  readonly list: string[] = [];
+  private readonly seen = new Set<string>();
+
+  add(followups: unknown): void {
+    if (!Array.isArray(followups)) return;
+    for (const followup of followups) {
+      if (typeof followup !== 'string') continue;
+      const key = followup.trim().toLowerCase().replace(/\s+/g, ' ');
+      if (key.length === 0 || this.seen.has(key)) continue;
+      this.seen.add(key);
+      this.list.push(followup);
+    }
+  }
 }

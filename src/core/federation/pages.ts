@@ -46,16 +46,33 @@ export function resumeFrom(method: string, params: JsonObject, fed: FederationCo
 /** One engine's leg of a paged fan-out. */
 export interface PagedLeg {
   engine: Engine;
+  /** What the first call asks this engine for. */
+  k: number;
   /** Window depth W_e: this engine's share of one segment. */
   base: number;
   /** Largest `k` one call to this engine may ask (its maxK, rerank.topN). */
   cap: number;
+  /** Params this engine is asked without (a `retrieve` mode it lacks, with `strict: false`). */
+  omit?: readonly string[];
 }
 
 /** Base depth and first-call `k` of a leg: the cursor's depth when resuming, else `firstK`. */
 export function pagedLeg(resume: Resume | undefined, engineId: string, firstK: number, cap: number, maxDepth: number): { k: number; base: number; cap: number } {
   const base = resume?.depth[engineId] ?? firstK;
   return { base, cap, k: Math.max(1, Math.min(segmentDepth(base, resume?.segment ?? 0), cap, maxDepth)) };
+}
+
+/**
+ * Params for one call of a paged leg: what goes upstream (leg.ts `stripGatewayMeta`) with this
+ * call's `k`, less what the leg omits, and the engine's own cursor when continuing from it (the
+ * engines' cursors live inside the gateway's own, so the client's is never forwarded).
+ */
+export function legParams(outbound: JsonObject, leg: PagedLeg, k: number, cursor?: string): JsonObject {
+  const out: JsonObject = { ...outbound, k };
+  if (leg.omit) for (const key of leg.omit) delete out[key];
+  if (cursor !== undefined) out.cursor = cursor;
+  else delete out.cursor;
+  return out;
 }
 
 interface EngineState {
@@ -80,8 +97,8 @@ export interface PageInput {
   firstAnswers: ReadonlyMap<string, { result: JsonObject; asked: number }>;
   legs: readonly PagedLeg[];
   resume: Resume | undefined;
-  /** Params for a deepening call to `engine`. */
-  paramsFor: (engine: Engine, k: number, cursor: string | undefined) => JsonObject;
+  /** What goes upstream (the client's params less the gateway's `_meta`), for deepening calls. */
+  outbound: JsonObject;
 }
 
 export interface PageOutput {
@@ -93,17 +110,41 @@ export interface PageOutput {
 
 export async function servePage(input: PageInput, ctx: CallContext, fed: FederationContext): Promise<PageOutput> {
   const { resume, options } = input;
-  if (resume) {
-    // The first page's engine set, exactly: a missing one would change the fused order.
-    const present = new Set(input.lists.map((list) => list.engine));
-    const missing = resume.engines.filter((id) => !present.has(id));
-    if (missing.length > 0) {
-      throw new RcpError(ErrorCode.BackendUnavailable, `engine(s) ${missing.join(', ')} of this result set did not answer; retry the page or restart pagination`, {
-        retryable: true, engines: missing, detail: 'a later page needs every engine that formed the first page',
-      });
-    }
+  if (resume) requireFirstPageEngines(resume, input.lists);
+  const states = initialStates(input);
+  const start = { segment: resume?.segment ?? 0, offset: resume?.offset ?? 0 };
+  const depth: Record<string, number> = {};
+  for (const state of states.values()) depth[state.list.engine] = state.leg.base;
+  const page = await fusedPage(start, {
+    k: input.k, method: options.fusion, depth, maxRounds: MAX_SEGMENT_ROUNDS,
+    fusion: { rrfK: options.rrfK, dedup: options.dedup },
+  }, (segment) => fetchSegment(segment, states, input, ctx, fed));
+
+  let nextCursor: string | undefined;
+  if (page.next) {
+    nextCursor = sealCursor({
+      method: input.method,
+      fingerprint: resume?.fingerprint ?? requestFingerprint(input.params, VENDOR_KEY),
+      expiresAt: Date.now() + fed.settings.cursorTtlMs,
+      position: { kind: 'fused', engines: [...states.keys()], depth, segment: page.next.segment, offset: page.next.offset },
+    }, cursorKey(fed.settings.cursorSecret));
   }
-  const maxDepth = fed.settings.pageMaxDepth;
+  return { hits: page.hits, method: page.method, notes: page.notes, nextCursor };
+}
+
+/** A later page needs the first page's engine set, exactly: a missing one would change the fused order. */
+function requireFirstPageEngines(resume: Resume, lists: readonly RankedList[]): void {
+  const present = new Set(lists.map((list) => list.engine));
+  const missing = resume.engines.filter((id) => !present.has(id));
+  if (missing.length > 0) {
+    throw new RcpError(ErrorCode.BackendUnavailable, `engine(s) ${missing.join(', ')} of this result set did not answer; retry the page or restart pagination`, {
+      retryable: true, engines: missing, detail: 'a later page needs every engine that formed the first page',
+    });
+  }
+}
+
+/** Each answering engine's list, cursor and exhaustion after the first calls. */
+function initialStates(input: PageInput): Map<string, EngineState> {
   const legByEngine = new Map(input.legs.map((leg) => [leg.engine.id, leg]));
   const states = new Map<string, EngineState>();
   for (const list of input.lists) {
@@ -118,71 +159,67 @@ export async function servePage(input: PageInput, ctx: CallContext, fed: Federat
       topAsked: first?.asked ?? 0,
     });
   }
+  return states;
+}
 
-  const canDeepen = (state: EngineState): boolean =>
-    !state.exhausted && state.list.hits.length < maxDepth && (state.cursor !== undefined || state.topAsked < Math.min(state.leg.cap, maxDepth));
+function canDeepen(state: EngineState, maxDepth: number): boolean {
+  return !state.exhausted && state.list.hits.length < maxDepth && (state.cursor !== undefined || state.topAsked < Math.min(state.leg.cap, maxDepth));
+}
 
-  const fetch = async (segment: number): Promise<SegmentFetch> => {
-    const need = (state: EngineState): number => Math.min(segmentDepth(state.leg.base, segment), maxDepth);
-    for (let round = 0; round < MAX_DEEPEN_ROUNDS; round++) {
-      const short = [...states.values()].filter((state) => state.list.hits.length < need(state) && canDeepen(state));
-      if (short.length === 0) break;
-      const asks = new Map<string, { k: number; cursor: string | undefined; from: number }>();
-      for (const state of short) {
-        const wanted = need(state);
-        // Continue from the engine's own cursor when it has one, else ask again from the top.
-        if (state.cursor !== undefined) asks.set(state.list.engine, { k: Math.min(wanted - state.list.hits.length, state.leg.cap), cursor: state.cursor, from: state.list.hits.length });
-        // From the top, ask for more than last time (hits dropped as malformed count as read).
-        else asks.set(state.list.engine, { k: Math.min(state.leg.cap, Math.max(wanted, state.topAsked + wanted - state.list.hits.length)), cursor: undefined, from: 0 });
-      }
-      const outcome = await fanout({
-        method: input.method,
-        engines: short.map((state) => state.leg.engine),
-        paramsFor: (engine) => {
-          const ask = asks.get(engine.id)!;
-          return input.paramsFor(engine, ask.k, ask.cursor);
-        },
-      }, ctx, fed);
-      if (outcome.failures.length > 0) {
-        const failed = outcome.failures.map((f) => f.engine);
-        throw new RcpError(ErrorCode.BackendUnavailable, `engine(s) ${failed.join(', ')} failed while reading deeper results; retry the page`, {
-          retryable: true, engines: failed, detail: outcome.failures.map((f) => `${f.engine}: ${f.reason}`).join('; '),
-        });
-      }
-      for (const success of outcome.successes) {
-        const state = states.get(success.engine.id)!;
-        const ask = asks.get(success.engine.id)!;
-        const clean = sanitizeHits(success.result, ask.k);
-        if ('error' in clean) throw new RcpError(ErrorCode.BackendUnavailable, `engine ${success.engine.id} answered malformed results: ${clean.error}`, { retryable: true });
-        state.list = { ...state.list, hits: mergeChunk(ask.from === 0 ? [] : state.list.hits, clean.hits) };
-        state.cursor = paginates(success.engine) && typeof success.result.nextCursor === 'string' ? success.result.nextCursor : undefined;
-        state.exhausted = isExhausted(success.engine, success.result, ask.k) || dropped(success.result, clean.hits.length, ask.k);
-        if (ask.cursor === undefined) state.topAsked = ask.k;
-      }
-    }
-    const lists = [...states.values()].map((state) => state.list);
-    const deeper = new Set([...states.values()].filter(canDeepen).map((state) => state.list.engine));
-    return { lists, deeper };
-  };
-
-  const start = { segment: resume?.segment ?? 0, offset: resume?.offset ?? 0 };
-  const depth: Record<string, number> = {};
-  for (const state of states.values()) depth[state.list.engine] = state.leg.base;
-  const page = await fusedPage(start, {
-    k: input.k, method: options.fusion, depth, maxRounds: MAX_SEGMENT_ROUNDS,
-    fusion: { rrfK: options.rrfK, dedup: options.dedup },
-  }, fetch);
-
-  let nextCursor: string | undefined;
-  if (page.next) {
-    nextCursor = sealCursor({
-      method: input.method,
-      fingerprint: resume?.fingerprint ?? requestFingerprint(input.params, VENDOR_KEY),
-      expiresAt: Date.now() + fed.settings.cursorTtlMs,
-      position: { kind: 'fused', engines: [...states.keys()], depth, segment: page.next.segment, offset: page.next.offset },
-    }, cursorKey(fed.settings.cursorSecret));
+/** Read every engine as deep as `segment` needs (round by round), then hand fusion the lists. */
+async function fetchSegment(segment: number, states: Map<string, EngineState>, input: PageInput, ctx: CallContext, fed: FederationContext): Promise<SegmentFetch> {
+  const maxDepth = fed.settings.pageMaxDepth;
+  const need = (state: EngineState): number => Math.min(segmentDepth(state.leg.base, segment), maxDepth);
+  for (let round = 0; round < MAX_DEEPEN_ROUNDS; round++) {
+    const short = [...states.values()].filter((state) => state.list.hits.length < need(state) && canDeepen(state, maxDepth));
+    if (short.length === 0) break;
+    await deepen(new Map(short.map((state) => [state.list.engine, { state, ask: askFor(state, need(state)) }])), input, ctx, fed);
   }
-  return { hits: page.hits, method: page.method, notes: page.notes, nextCursor };
+  const lists = [...states.values()].map((state) => state.list);
+  const deeper = new Set([...states.values()].filter((state) => canDeepen(state, maxDepth)).map((state) => state.list.engine));
+  return { lists, deeper };
+}
+
+interface Ask {
+  k: number;
+  cursor: string | undefined;
+  /** Where the answer's hits go in the engine's list (0: it replaces the list). */
+  from: number;
+}
+
+/** Continue from the engine's own cursor when it has one, else ask again from the top for more than last time. */
+function askFor(state: EngineState, wanted: number): Ask {
+  const have = state.list.hits.length;
+  if (state.cursor !== undefined) return { k: Math.min(wanted - have, state.leg.cap), cursor: state.cursor, from: have };
+  // Hits dropped as malformed count as read.
+  return { k: Math.min(state.leg.cap, Math.max(wanted, state.topAsked + wanted - have)), cursor: undefined, from: 0 };
+}
+
+/** One round of deeper calls, concurrently; any engine failing (or answering malformed) fails the page. */
+async function deepen(asks: Map<string, { state: EngineState; ask: Ask }>, input: PageInput, ctx: CallContext, fed: FederationContext): Promise<void> {
+  const outcome = await fanout({
+    method: input.method,
+    engines: [...asks.values()].map(({ state }) => state.leg.engine),
+    paramsFor: (engine) => {
+      const { state, ask } = asks.get(engine.id)!;
+      return legParams(input.outbound, state.leg, ask.k, ask.cursor);
+    },
+  }, ctx, fed);
+  if (outcome.failures.length > 0) {
+    const failed = outcome.failures.map((f) => f.engine);
+    throw new RcpError(ErrorCode.BackendUnavailable, `engine(s) ${failed.join(', ')} failed while reading deeper results; retry the page`, {
+      retryable: true, engines: failed, detail: outcome.failures.map((f) => `${f.engine}: ${f.reason}`).join('; '),
+    });
+  }
+  for (const success of outcome.successes) {
+    const { state, ask } = asks.get(success.engine.id)!;
+    const clean = sanitizeHits(success.result, ask.k);
+    if ('error' in clean) throw new RcpError(ErrorCode.BackendUnavailable, `engine ${success.engine.id} answered malformed results: ${clean.error}`, { retryable: true });
+    state.list = { ...state.list, hits: mergeChunk(ask.from === 0 ? [] : state.list.hits, clean.hits) };
+    state.cursor = paginates(success.engine) && typeof success.result.nextCursor === 'string' ? success.result.nextCursor : undefined;
+    state.exhausted = isExhausted(success.engine, success.result, ask.k) || dropped(success.result, clean.hits.length, ask.k);
+    if (ask.cursor === undefined) state.topAsked = ask.k;
+  }
 }
 
 function paginates(engine: Engine): boolean {

@@ -168,3 +168,11 @@ export function boundedProgress(emit: (update: ProgressUpdate) => void, framesPe
 export function withBoundedProgress(ctx: CallContext, framesPerSecond: number): CallContext {
   return ctx.progress ? { ...ctx, progress: boundedProgress(ctx.progress, framesPerSecond) } : ctx;
 }
+
+/** One engine's progress frame as the client sees it (routed calls, a single writer): bounded, tagged with the engine. */
+export function progressFrom(engineId: string, frame: JsonObject): { progress?: number; stage?: string; message?: string } {
+  const progress = typeof frame.progress === 'number' && Number.isFinite(frame.progress) ? Math.min(1, Math.max(0, frame.progress)) : undefined;
+  const stage = typeof frame.stage === 'string' && frame.stage.length > 0 ? frame.stage.slice(0, 32) : undefined; // untrusted: bounded
+  const message = `${stage ?? 'working'} from engine ${engineId}${typeof frame.message === 'string' ? `: ${frame.message.slice(0, 200)}` : ''}`;
+  return { ...(progress !== undefined ? { progress } : {}), ...(stage ? { stage } : {}), message };
+}

@@ -1,22 +1,23 @@
 /**
- * Federated `retrieve` (§7.7, §16.2, §16.3): validate once, fan out to every capable engine,
- * fuse by rank, report what degraded. Succeeds when at least one engine answered.
+ * Federated `retrieve` (§7.7, §16.2, §16.3): validate once, plan one leg per capable engine, fan
+ * out, fuse by rank, report what degraded. Succeeds when at least one engine answered.
  */
 import { ErrorCode, RcpError } from '../protocol/errors.js';
-import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
+import type { JsonObject } from '../protocol/jsonrpc.js';
 import { RetrieveParamsSchema, parseParams, type RetrieveParams } from '../protocol/params.js';
 import { finiteNumber, positiveInt, stringArray } from '../protocol/capabilities.js';
 import type { CallContext } from '../service/contract.js';
 import { UpstreamError } from '../upstream/errors.js';
 import type { Engine } from '../upstream/engine.js';
 import type { FederationContext } from './context.js';
-import { accountFailures, fanout, failureOf, nothingAnswered, onPath, type LegFailure } from './fanout.js';
+import { accountFailures, fanout, nothingAnswered, type FanoutOutcome, type FanoutPlan } from './fanout.js';
 import { fuse } from './fusion/fuse.js';
 import type { FusionMethod, RankedList } from './fusion/types.js';
+import { failureOf, onPath, relayLog, stripGatewayMeta, type LegFailure } from './leg.js';
 import { ProgressRelay } from './progress.js';
 import { sanitizeHits, requireHitsArray } from './sanitize.js';
-import { pagedLeg, resumeFrom, servePage, type PagedLeg } from './pages.js';
-import { allowedEngines, gatewayOptions } from './vendor.js';
+import { legParams, pagedLeg, resumeFrom, servePage, type PagedLeg, type Resume } from './pages.js';
+import { allowedEngines, gatewayOptions, type GatewayOptions } from './vendor.js';
 
 const DEFAULT_K = 10;
 
@@ -35,161 +36,55 @@ export function validateRetrieve(params: JsonObject, maxK: number): RetrievePara
   return { ...parsed, k };
 }
 
-interface Leg extends PagedLeg {
-  /** What the first call asks this engine for. */
-  k: number;
-  dropMode: boolean;
+/** Who is asked what, decided before anything is sent. */
+interface RetrievePlan {
+  params: RetrieveParams & { k: number };
+  options: GatewayOptions;
+  /** §10: a gateway cursor pins the engine set and window of the first page (pages.ts). */
+  resume: Resume | undefined;
+  legs: Map<Engine, PagedLeg>;
+  /** Engines that never initialized: they may well serve retrieve, so each counts as a failed leg. */
+  unready: LegFailure[];
+  /** Engines skipped for lacking the requested mode (strict). */
+  modeSkips: number;
+  notes: string[];
 }
+
+type Sanitized = ReturnType<typeof sanitizeHits>;
 
 export async function federatedRetrieve(rawParams: JsonObject, ctx: CallContext, fed: FederationContext): Promise<JsonObject> {
   const started = performance.now();
-  const params = validateRetrieve(rawParams, fed.settings.maxK);
-  const options = gatewayOptions(rawParams, fed.settings, { method: 'retrieve', headers: ctx.headers });
-  // §10: a gateway cursor pins the engine set and window of the first page (pages.ts).
-  const resume = resumeFrom('retrieve', rawParams, fed);
-  const allowed = allowedEngines(options, fed.settings, 'retrieve', fed.engines);
-  const notes: string[] = [];
-  const strict = params.strict ?? true;
-
-  // §16.2 hop budget: never forward at depth 0.
-  const depth = ctx.meta.federation?.depth ?? fed.settings.federationDepth;
-  if (depth <= 0) {
-    throw new RcpError(ErrorCode.BackendUnavailable, 'federation depth exhausted: the gateway has no index of its own', {
-      detail: '_meta.federation.depth is 0', retryable: false,
-    });
-  }
-  const path = ctx.meta.federation?.path ?? [];
-
-  const candidates = fed.engines.filter((engine) => (allowed === undefined || allowed.has(engine.id))
-    && (resume === undefined || resume.engines.includes(engine.id)));
-  const legs: Leg[] = [];
-  const skippedFailures: LegFailure[] = [];
-  let modeSkips = 0;
-  for (const engine of candidates) {
-    if (engine.capabilities === undefined) {
-      // Never initialized: it may well serve retrieve, so it counts as a failed leg.
-      const failure = failureOf(engine, new UpstreamError('not-ready', `engine is ${engine.status}${engine.lastError ? `: ${engine.lastError}` : ''}`), ctx);
-      skippedFailures.push(failure);
-      continue;
-    }
-    const cap = engine.capabilities.retrieve;
-    if (!cap) continue; // §16.2: engines lacking the capability are skipped, not an error
-    if (onPath(engine, path)) {
-      notes.push(`engine ${engine.id} skipped: already on the federation path (cycle, §16.2)`);
-      continue;
-    }
-    let dropMode = false;
-    if (params.mode !== undefined) {
-      const modes = stringArray(cap.modes);
-      if (!modes.includes(params.mode)) {
-        if (strict) {
-          modeSkips++;
-          notes.push(`engine ${engine.id} skipped: mode "${params.mode}" not supported (strict)`);
-          continue;
-        }
-        dropMode = true;
-        notes.push(`engine ${engine.id} asked without mode "${params.mode}" (unsupported; strict:false)`);
-      }
-    }
-    // Ask for fusion headroom, never beyond the engine's maxK, never beyond rerank.topN (§3.3).
-    let legK = Math.ceil(params.k * fed.settings.fusionHeadroom);
-    const topN = params.rerank ? params.rerank.topN : undefined;
-    if (topN !== undefined) legK = Math.min(legK, topN);
-    const engineMax = positiveInt(cap.maxK);
-    if (engineMax !== undefined) legK = Math.min(legK, engineMax);
-    const callCap = Math.min(topN ?? Infinity, engineMax ?? Infinity, fed.settings.pageMaxDepth);
-    legs.push({ engine, ...pagedLeg(resume, engine.id, Math.max(1, legK), callCap, fed.settings.pageMaxDepth), dropMode });
-  }
-
-  if (legs.length === 0 && skippedFailures.length === 0) {
-    if (modeSkips > 0) throw RcpError.optionUnsupported('mode', `no engine supports mode "${params.mode}"`);
-    throw new RcpError(ErrorCode.BackendUnavailable, 'no engine can serve retrieve', { engines: [] });
-  }
-
-  const legByEngine = new Map(legs.map((leg) => [leg.engine, leg]));
-  const lists: RankedList[] = [];
-  // Each answer is sanitized once, as its leg finishes, so progress frames can carry the running
-  // fusion of the engines that have answered so far (§9 `partial.hits`; the final answer rules).
-  const cleaned = new Map<Engine, ReturnType<typeof sanitizeHits>>();
-  const cleanOf = (engine: Engine, result: JsonObject): ReturnType<typeof sanitizeHits> => {
-    let clean = cleaned.get(engine);
-    if (!clean) {
-      clean = sanitizeHits(result, legByEngine.get(engine)!.k);
-      cleaned.set(engine, clean);
-    }
-    return clean;
-  };
-  const listOf = (engine: Engine, hits: RankedList['hits']): RankedList => {
-    const floor = finiteNumber(engine.capabilities?.retrieve?.scoreFloor);
-    return { engine: engine.id, weight: options.weights[engine.id] ?? engine.weight, hits, ...(floor !== undefined ? { scoreFloor: floor } : {}) };
-  };
-  const answeredSoFar: RankedList[] = [];
-  const relay = ctx.progress
-    ? new ProgressRelay(
-        (update) => {
-          fed.hooks.onProgressFrame?.();
-          ctx.progress?.(update);
-        },
-        legs.map((leg) => ({ engine: leg.engine.id, weight: leg.engine.weight })),
-        fed.settings.progressFramesPerSecond,
-        // A later page (§10) is not the running fusion's top k: it gets no partial hits.
-        () => (resume ? [] : fuse(answeredSoFar, options.fusion, { k: params.k, rrfK: options.rrfK, dedup: options.dedup }).hits),
-      )
-    : undefined;
-
-  const forwardParams = stripGatewayMeta(rawParams);
-  let totalCandidates = 0;
-  const paramsFor = (engine: Engine, legK: number, cursor: string | undefined): JsonObject => {
-    const out: JsonObject = { ...forwardParams, k: legK };
-    if (legByEngine.get(engine)?.dropMode) delete out.mode;
-    if (cursor !== undefined) out.cursor = cursor;
-    else delete out.cursor; // engine cursors live inside the gateway's own cursor
-    return out;
-  };
+  const plan = planRetrieve(rawParams, ctx, fed);
+  const answers = new Answers(plan);
+  const progress = progressFor(plan, answers, ctx, fed);
+  const outbound = stripGatewayMeta(rawParams);
   const outcome = await fanout({
     method: 'retrieve',
-    engines: legs.map((leg) => leg.engine),
-    paramsFor: (engine) => paramsFor(engine, legByEngine.get(engine)!.k, undefined),
-    onLegProgress: relay ? (engine, frame) => relay.legProgress(engine.id, frame) : undefined,
-    onLegDone: (engine, ok, reason, result) => {
-      if (!relay) return;
-      if (ok && result) {
-        const clean = cleanOf(engine, result);
-        if ('error' in clean) return relay.legDone(engine.id, false, 'malformed');
-        answeredSoFar.push(listOf(engine, clean.hits));
-      }
-      relay.legDone(engine.id, ok, reason);
-    },
+    engines: [...plan.legs.keys()],
+    paramsFor: (engine) => legParams(outbound, plan.legs.get(engine)!, plan.legs.get(engine)!.k),
+    onLegProgress: progress ? (engine, frame) => progress.relay.legProgress(engine.id, frame) : undefined,
+    onLegDone: progress?.legDone,
     onLegLog: ctx.log ? (engine, frame) => relayLog(ctx, engine.id, frame) : undefined,
     validate: requireHitsArray,
   }, ctx, fed);
-  relay?.finish();
-  notes.push(...outcome.notes);
+  progress?.relay.finish();
+  plan.notes.push(...outcome.notes);
 
-  const failures = [...skippedFailures, ...outcome.failures];
-  for (const success of outcome.successes) {
-    const clean = cleanOf(success.engine, success.result);
-    if ('error' in clean) {
-      failures.push(failureOf(success.engine, new UpstreamError('malformed', clean.error), ctx));
-      continue;
-    }
-    for (const problem of clean.problems) notes.push(`engine ${success.engine.id}: ${problem}`);
-    totalCandidates += clean.hits.length;
-    lists.push(listOf(success.engine, clean.hits));
-  }
-
-  const degraded = accountFailures(failures, fed, notes);
+  const { lists, failures, candidates } = collectLists(plan, answers, outcome, ctx);
+  const degraded = accountFailures(failures, fed, plan.notes);
   if (lists.length === 0) throw nothingAnswered(failures, degraded, ctx);
-
   // Stable list order (by engine id) so fusion never depends on arrival order (§16.3).
   lists.sort(byEngineIdOrder);
   // The page of the fused result (the first page is the plain fusion's top k) and its cursor.
-  const firstAnswers = new Map(outcome.successes.map((s) => [s.engine.id, { result: s.result, asked: legByEngine.get(s.engine)!.k }]));
-  const fused = await servePage({ method: 'retrieve', params: rawParams, k: params.k, options, lists, firstAnswers, legs, resume, paramsFor }, ctx, fed);
-  notes.push(...fused.notes);
+  const firstAnswers = new Map(outcome.successes.map((s) => [s.engine.id, { result: s.result, asked: plan.legs.get(s.engine)!.k }]));
+  const fused = await servePage({
+    method: 'retrieve', params: rawParams, k: plan.params.k, options: plan.options, lists, firstAnswers,
+    legs: [...plan.legs.values()], resume: plan.resume, outbound,
+  }, ctx, fed);
+  plan.notes.push(...fused.notes);
 
-  const usage: JsonObject = { candidates: totalCandidates, latencyMs: Math.round(performance.now() - started) };
-  if (notes.length > 0) usage.notes = notes;
+  const usage: JsonObject = { candidates, latencyMs: Math.round(performance.now() - started) };
+  if (plan.notes.length > 0) usage.notes = plan.notes;
   return {
     hits: fused.hits,
     ...(fused.nextCursor !== undefined ? { nextCursor: fused.nextCursor } : {}),
@@ -204,35 +99,136 @@ export async function federatedRetrieve(rawParams: JsonObject, ctx: CallContext,
   };
 }
 
-/** Lists in engine-id order, so fusion never depends on the order engines answered in (§16.3). */
-function byEngineIdOrder(a: RankedList, b: RankedList): number {
-  return a.engine < b.engine ? -1 : a.engine > b.engine ? 1 : 0;
+/** Validate, then one leg per engine that can serve this retrieve. Throws when no engine can. */
+function planRetrieve(rawParams: JsonObject, ctx: CallContext, fed: FederationContext): RetrievePlan {
+  const params = validateRetrieve(rawParams, fed.settings.maxK);
+  const options = gatewayOptions(rawParams, fed.settings, { method: 'retrieve', headers: ctx.headers });
+  const resume = resumeFrom('retrieve', rawParams, fed);
+  const allowed = allowedEngines(options, fed.settings, 'retrieve', fed.engines);
+  // §16.2 hop budget: never forward at depth 0.
+  const depth = ctx.meta.federation?.depth ?? fed.settings.federationDepth;
+  if (depth <= 0) {
+    throw new RcpError(ErrorCode.BackendUnavailable, 'federation depth exhausted: the gateway has no index of its own', {
+      detail: '_meta.federation.depth is 0', retryable: false,
+    });
+  }
+  const path = ctx.meta.federation?.path ?? [];
+  const plan: RetrievePlan = { params, options, resume, legs: new Map(), unready: [], modeSkips: 0, notes: [] };
+  for (const engine of fed.engines) {
+    if ((allowed === undefined || allowed.has(engine.id)) && (resume === undefined || resume.engines.includes(engine.id))) {
+      addLeg(plan, engine, path, ctx, fed);
+    }
+  }
+  if (plan.legs.size === 0 && plan.unready.length === 0) {
+    if (plan.modeSkips > 0) throw RcpError.optionUnsupported('mode', `no engine supports mode "${params.mode}"`);
+    throw new RcpError(ErrorCode.BackendUnavailable, 'no engine can serve retrieve', { engines: [] });
+  }
+  return plan;
+}
+
+/** `engine`'s place in the plan: a leg, a failure (never initialized), or skipped (and why, in the notes). */
+function addLeg(plan: RetrievePlan, engine: Engine, path: readonly string[], ctx: CallContext, fed: FederationContext): void {
+  if (engine.capabilities === undefined) {
+    plan.unready.push(failureOf(engine, new UpstreamError('not-ready', `engine is ${engine.status}${engine.lastError ? `: ${engine.lastError}` : ''}`), ctx));
+    return;
+  }
+  const cap = engine.capabilities.retrieve;
+  if (!cap) return; // §16.2: engines lacking the capability are skipped, not an error
+  if (onPath(engine, path)) {
+    plan.notes.push(`engine ${engine.id} skipped: already on the federation path (cycle, §16.2)`);
+    return;
+  }
+  const { params } = plan;
+  let omit: string[] | undefined;
+  if (params.mode !== undefined && !stringArray(cap.modes).includes(params.mode)) {
+    if (params.strict ?? true) {
+      plan.modeSkips++;
+      plan.notes.push(`engine ${engine.id} skipped: mode "${params.mode}" not supported (strict)`);
+      return;
+    }
+    omit = ['mode'];
+    plan.notes.push(`engine ${engine.id} asked without mode "${params.mode}" (unsupported; strict:false)`);
+  }
+  // Ask for fusion headroom, never beyond the engine's maxK, never beyond rerank.topN (§3.3).
+  const topN = params.rerank ? params.rerank.topN : undefined;
+  const engineMax = positiveInt(cap.maxK);
+  const legK = Math.min(Math.ceil(params.k * fed.settings.fusionHeadroom), topN ?? Infinity, engineMax ?? Infinity);
+  const callCap = Math.min(topN ?? Infinity, engineMax ?? Infinity, fed.settings.pageMaxDepth);
+  const paged = pagedLeg(plan.resume, engine.id, Math.max(1, legK), callCap, fed.settings.pageMaxDepth);
+  plan.legs.set(engine, { engine, ...paged, ...(omit ? { omit } : {}) });
 }
 
 /**
- * What goes upstream: `null` fields dropped (§4.6: null = absent, so a stricter engine never
- * sees them), and neither the gateway's vendor `_meta` key nor the client's progress token,
- * deadline, federation path or trace id (the fan-out sets its own).
+ * Each answer sanitized once, as its leg finishes, so progress frames can carry the running
+ * fusion of the engines that have answered so far (§9 `partial.hits`; the final answer rules).
  */
-export function stripGatewayMeta(params: JsonObject): JsonObject {
-  const out: JsonObject = {};
-  for (const key in params) {
-    const value = params[key];
-    if (value !== null && value !== undefined) out[key] = value;
+class Answers {
+  private readonly cleaned = new Map<Engine, Sanitized>();
+
+  constructor(private readonly plan: RetrievePlan) {}
+
+  clean(engine: Engine, result: JsonObject): Sanitized {
+    let clean = this.cleaned.get(engine);
+    if (!clean) {
+      clean = sanitizeHits(result, this.plan.legs.get(engine)!.k);
+      this.cleaned.set(engine, clean);
+    }
+    return clean;
   }
-  if (isJsonObject(params._meta)) {
-    const { progressToken: _token, 'x-rcpgw': _vendor, deadlineMs: _deadline, federation: _federation, traceId: _trace, ...rest } = params._meta;
-    out._meta = rest;
+
+  list(engine: Engine, hits: RankedList['hits']): RankedList {
+    const floor = finiteNumber(engine.capabilities?.retrieve?.scoreFloor);
+    return { engine: engine.id, weight: this.plan.options.weights[engine.id] ?? engine.weight, hits, ...(floor !== undefined ? { scoreFloor: floor } : {}) };
   }
-  return out;
 }
 
-export function relayLog(ctx: CallContext, engineId: string, frame: JsonObject): void {
-  const level = frame.level;
-  if (level !== 'debug' && level !== 'info' && level !== 'notice' && level !== 'warning' && level !== 'error') return;
-  const message = typeof frame.message === 'string' ? frame.message.slice(0, 2_000) : '';
-  const data = isJsonObject(frame.data) ? frame.data : undefined;
-  ctx.log?.({ level, message, logger: `engine:${engineId}`, ...(data ? { data } : {}) });
+/** §9: aggregated progress for a client that asked for it, `partial.hits` from the answers so far. */
+function progressFor(plan: RetrievePlan, answers: Answers, ctx: CallContext, fed: FederationContext): { relay: ProgressRelay; legDone: FanoutPlan['onLegDone'] } | undefined {
+  if (!ctx.progress) return undefined;
+  const { params, options, resume } = plan;
+  const answeredSoFar: RankedList[] = [];
+  const relay = new ProgressRelay(
+    (update) => {
+      fed.hooks.onProgressFrame?.();
+      ctx.progress?.(update);
+    },
+    [...plan.legs.keys()].map((engine) => ({ engine: engine.id, weight: engine.weight })),
+    fed.settings.progressFramesPerSecond,
+    // A later page (§10) is not the running fusion's top k: it gets no partial hits.
+    () => (resume ? [] : fuse(answeredSoFar, options.fusion, { k: params.k, rrfK: options.rrfK, dedup: options.dedup }).hits),
+  );
+  const legDone = (engine: Engine, ok: boolean, reason?: string, result?: JsonObject): void => {
+    if (ok && result) {
+      const clean = answers.clean(engine, result);
+      if ('error' in clean) return relay.legDone(engine.id, false, 'malformed');
+      answeredSoFar.push(answers.list(engine, clean.hits));
+    }
+    relay.legDone(engine.id, ok, reason);
+  };
+  return { relay, legDone };
+}
+
+/** The engines' ranked lists; an answer that fails sanitizing becomes a failed leg. */
+function collectLists(plan: RetrievePlan, answers: Answers, outcome: FanoutOutcome, ctx: CallContext): { lists: RankedList[]; failures: LegFailure[]; candidates: number } {
+  const failures = [...plan.unready, ...outcome.failures];
+  const lists: RankedList[] = [];
+  let candidates = 0;
+  for (const success of outcome.successes) {
+    const clean = answers.clean(success.engine, success.result);
+    if ('error' in clean) {
+      failures.push(failureOf(success.engine, new UpstreamError('malformed', clean.error), ctx));
+      continue;
+    }
+    for (const problem of clean.problems) plan.notes.push(`engine ${success.engine.id}: ${problem}`);
+    candidates += clean.hits.length;
+    lists.push(answers.list(success.engine, clean.hits));
+  }
+  return { lists, failures, candidates };
+}
+
+/** Lists in engine-id order, so fusion never depends on the order engines answered in (§16.3). */
+function byEngineIdOrder(a: RankedList, b: RankedList): number {
+  return a.engine < b.engine ? -1 : a.engine > b.engine ? 1 : 0;
 }
 
 export type { FusionMethod };

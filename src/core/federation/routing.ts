@@ -18,16 +18,14 @@ import { ErrorCode, RcpError } from '../protocol/errors.js';
 import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
 import { READ_METHODS, methodGate } from '../protocol/methods.js';
 import type { CallContext } from '../service/contract.js';
-import { toClientError, UpstreamError } from '../upstream/errors.js';
+import { toClientError, type UpstreamError } from '../upstream/errors.js';
 import type { Engine } from '../upstream/engine.js';
 import { unwrapHandle, wrapHandle } from './affinity.js';
 import type { FederationContext } from './context.js';
 import { cursorKey, openCursor, requestFingerprint, sealCursor } from './cursor.js';
-import { callEngine, failureOf, onPath } from './fanout.js';
+import { legScope, onPath, relayLog, runLeg, stripGatewayMeta } from './leg.js';
 import { optionError, optionRequirements, unmetRequirement } from './options.js';
-import { withBoundedProgress } from './progress.js';
-import { relayLog, stripGatewayMeta } from './retrieve.js';
-import { traceContext } from './trace.js';
+import { progressFrom, withBoundedProgress } from './progress.js';
 import { gatewayOptions, TARGET_HEADER, VENDOR_KEY } from './vendor.js';
 
 export { TARGET_HEADER };
@@ -152,10 +150,9 @@ export async function routeToOne(method: string, params: JsonObject, callerCtx: 
   const isRead = READ_METHODS.has(method);
   const path = ctx.meta.federation?.path ?? [];
   const tried: Array<{ engine: string; code: number; reason: string }> = [];
-  const notes: string[] = [];
   let lastError: { error: UpstreamError; engine: Engine } | undefined;
   const outbound = stripGatewayMeta(route.params);
-  const trace = traceContext(ctx.headers, ctx.meta.traceId);
+  const scope = legScope(ctx, fed);
 
   for (const engine of route.candidates) {
     if (onPath(engine, path)) {
@@ -163,25 +160,17 @@ export async function routeToOne(method: string, params: JsonObject, callerCtx: 
       continue;
     }
     if (ctx.deadlineAt - performance.now() - fed.settings.deadlineReserveMs <= 0) break;
-    const started = performance.now();
-    try {
-      const result = await callEngine(engine, method, outbound, ctx, fed, notes, {
-        trace,
-        onProgress: ctx.progress ? (frame) => ctx.progress?.(progressFrom(engine.id, frame)) : undefined,
-        onLog: ctx.log ? (frame) => relayLog(ctx, engine.id, frame) : undefined,
-      });
-      fed.hooks.onLeg?.(engine.id, method, 0, performance.now() - started);
-      return finishRouted(method, params, result, { engine, route, tried, notes, traceId: trace.traceId }, fed);
-    } catch (err) {
-      const error = err instanceof UpstreamError ? err : new UpstreamError('malformed', (err as Error).message);
-      const failure = failureOf(engine, error, ctx);
-      fed.hooks.onLeg?.(engine.id, method, failure.code, performance.now() - started);
-      tried.push({ engine: engine.id, code: failure.code, reason: failure.reason });
-      lastError = { error, engine };
-      // Fail over only for reads, only when another engine might succeed.
-      const failOver = isRead && (error.retryable || error.reason === 'circuit-open' || error.reason === 'queue-full');
-      if (!failOver || ctx.signal.aborted) break;
-    }
+    const leg = await runLeg(scope, engine, method, outbound, {
+      onProgress: ctx.progress ? (frame) => ctx.progress?.(progressFrom(engine.id, frame)) : undefined,
+      onLog: ctx.log ? (frame) => relayLog(ctx, engine.id, frame) : undefined,
+    });
+    if (leg.ok) return finishRouted(method, params, leg.result, { engine, route, tried, notes: scope.notes, traceId: scope.trace.traceId }, fed);
+    const { error, failure } = leg;
+    tried.push({ engine: engine.id, code: failure.code, reason: failure.reason });
+    lastError = { error, engine };
+    // Fail over only for reads, only when another engine might succeed.
+    const failOver = isRead && (error.retryable || error.reason === 'circuit-open' || error.reason === 'queue-full');
+    if (!failOver || ctx.signal.aborted) break;
   }
   if (lastError) {
     const clientError = toClientError(lastError.error, lastError.engine.id);
@@ -226,11 +215,4 @@ function finishRouted(method: string, params: JsonObject, result: JsonObject, se
     ...(notes.length > 0 ? { notes: [...notes] } : {}),
   };
   return out;
-}
-
-export function progressFrom(engineId: string, frame: JsonObject): { progress?: number; stage?: string; message?: string } {
-  const progress = typeof frame.progress === 'number' && Number.isFinite(frame.progress) ? Math.min(1, Math.max(0, frame.progress)) : undefined;
-  const stage = typeof frame.stage === 'string' && frame.stage.length > 0 ? frame.stage.slice(0, 32) : undefined; // untrusted: bounded
-  const message = `${stage ?? 'working'} from engine ${engineId}${typeof frame.message === 'string' ? `: ${frame.message.slice(0, 200)}` : ''}`;
-  return { ...(progress !== undefined ? { progress } : {}), ...(stage ? { stage } : {}), message };
 }

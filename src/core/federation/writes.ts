@@ -21,11 +21,9 @@ import type { CallContext } from '../service/contract.js';
 import { toClientError, UpstreamError } from '../upstream/errors.js';
 import type { Engine } from '../upstream/engine.js';
 import type { FederationContext } from './context.js';
-import { callEngine, failureOf, onPath } from './fanout.js';
+import { failureOf, legScope, onPath, relayLog, runLeg, stripGatewayMeta } from './leg.js';
 import { optionError, optionRequirements, unmetRequirement } from './options.js';
-import { relayLog, stripGatewayMeta } from './retrieve.js';
-import { progressFrom } from './routing.js';
-import { traceContext } from './trace.js';
+import { progressFrom } from './progress.js';
 import { gatewayOptions, TARGET_HEADER, VENDOR_KEY } from './vendor.js';
 
 export const INDEX_WRITES = new Set(['index/add', 'index/delete']);
@@ -92,31 +90,21 @@ export async function federatedWrite(method: string, params: JsonObject, ctx: Ca
   }
   const path = ctx.meta.federation?.path ?? [];
   const outbound = stripGatewayMeta(params);
-  const trace = traceContext(ctx.headers, ctx.meta.traceId);
-  const notes: string[] = [];
+  const scope = legScope(ctx, fed);
   // §7.10: only a write whose every document carries an id may be repeated (the retry layer).
   const idempotent = retrySafeWrite(method, params);
 
-  const settled = await Promise.all(targets.map(async (engine) => {
+  const settled = await Promise.all(targets.map(async (engine): Promise<{ engine: Engine; result?: JsonObject; error?: UpstreamError }> => {
     if (onPath(engine, path)) {
       return { engine, error: new UpstreamError('not-ready', 'engine is on the federation path (cycle, §16.2)') };
     }
-    const started = performance.now();
-    try {
-      const result = await callEngine(engine, method, outbound, ctx, fed, notes, {
-        trace,
-        idempotent,
-        // One writer's progress is relayed as is; several broadcast writers' would interleave.
-        onProgress: ctx.progress && targets.length === 1 ? (frame) => ctx.progress?.(progressFrom(engine.id, frame)) : undefined,
-        onLog: ctx.log ? (frame) => relayLog(ctx, engine.id, frame) : undefined,
-      });
-      fed.hooks.onLeg?.(engine.id, method, 0, performance.now() - started);
-      return { engine, result };
-    } catch (err) {
-      const error = err instanceof UpstreamError ? err : new UpstreamError('malformed', (err as Error).message);
-      fed.hooks.onLeg?.(engine.id, method, failureOf(engine, error, ctx).code, performance.now() - started);
-      return { engine, error };
-    }
+    const leg = await runLeg(scope, engine, method, outbound, {
+      idempotent,
+      // One writer's progress is relayed as is; several broadcast writers' would interleave.
+      onProgress: ctx.progress && targets.length === 1 ? (frame) => ctx.progress?.(progressFrom(engine.id, frame)) : undefined,
+      onLog: ctx.log ? (frame) => relayLog(ctx, engine.id, frame) : undefined,
+    });
+    return leg.ok ? { engine, result: leg.result } : { engine, error: leg.error };
   }));
 
   const writes: WriteOutcome[] = settled.map((s) => (s.error === undefined
@@ -136,10 +124,10 @@ export async function federatedWrite(method: string, params: JsonObject, ctx: Ca
       ...meta,
       engine: success.engine.id,
       routedBy: by,
-      traceId: trace.traceId,
+      traceId: scope.trace.traceId,
       writes,
       ...(partial ? { partial: true } : {}),
-      ...(notes.length > 0 ? { notes } : {}),
+      ...(scope.notes.length > 0 ? { notes: scope.notes } : {}),
     },
   };
 }

@@ -5,9 +5,8 @@
  *    open, and the gateway is not draining for shutdown. 503 otherwise, with the reason.
  * Plus `/metrics` (Prometheus text) when metrics are served on the main port.
  */
-import type { Hono } from 'hono';
-import type { HttpBindings } from '@hono/node-server';
-import type { EngineView, GatewayMetrics } from '../../node/observability/metrics.js';
+import type { Env, Hono } from 'hono';
+import type { EngineView, MetricsExposition } from '../observability/engine-view.js';
 
 export interface Readiness {
   ready: boolean;
@@ -15,7 +14,7 @@ export interface Readiness {
   engines: { total: number; ready: number; breakerOpen: number };
 }
 
-export function readiness(engines: readonly EngineView[], draining: boolean): Readiness {
+export function readiness(engines: ReadonlyArray<Pick<EngineView, 'status' | 'breaker'>>, draining: boolean): Readiness {
   let ready = 0;
   let serving = 0;
   let breakerOpen = 0;
@@ -37,7 +36,7 @@ export function readiness(engines: readonly EngineView[], draining: boolean): Re
 export interface OpsRoutes {
   readiness: () => Readiness;
   /** Absent: `/metrics` is not served here (disabled, or on its own port). */
-  metrics?: GatewayMetrics;
+  metrics?: MetricsExposition;
 }
 
 /** The answer to one ops path, transport-neutral (used by the Hono app and the metrics port). */
@@ -58,7 +57,7 @@ export async function opsAnswer(path: string, routes: OpsRoutes): Promise<{ stat
 }
 
 /** Mount the ops paths on the main HTTP app (HttpServerOptions.extend). */
-export function mountOpsRoutes(app: Hono<{ Bindings: HttpBindings }>, routes: OpsRoutes): void {
+export function mountOpsRoutes<E extends Env>(app: Hono<E>, routes: OpsRoutes): void {
   const paths = ['/healthz', '/readyz', ...(routes.metrics ? ['/metrics'] : [])];
   for (const path of paths) {
     app.get(path, async () => {

@@ -33,7 +33,7 @@ const MAX_ID_CHARS = 128;
 const MAX_QUERY_CHARS = 1_000;
 
 /** Engines that answered: `_meta.engines` (federated) or `_meta.engine` (routed). */
-export function enginesOf(result: JsonObject | undefined): string[] {
+function enginesOf(result: JsonObject | undefined): string[] {
   const meta = result && isJsonObject(result._meta) ? result._meta : undefined;
   if (!meta) return [];
   if (Array.isArray(meta.engines)) return meta.engines.filter((e): e is string => typeof e === 'string');

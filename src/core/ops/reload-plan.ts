@@ -34,7 +34,7 @@ export interface ReloadPlan<E extends PlannedEngine> {
 }
 
 /** The connection-relevant settings of one engine, with inherited gateway defaults resolved. */
-export function connectionSettings(engine: EngineConfig, settings: GatewaySettings): unknown {
+function connectionSettings(engine: EngineConfig, settings: GatewaySettings): unknown {
   return canonical({
     transport: engine.transport,
     url: engine.url,
@@ -95,7 +95,7 @@ export function planReload<E extends PlannedEngine>(
 }
 
 /** Settings that the running listener fixed at startup: a reload cannot change them. */
-export const RESTART_ONLY_SETTINGS = [
+const RESTART_ONLY_SETTINGS = [
   'host', 'port', 'basePath', 'maxBodyBytes', 'maxInFlight', 'sseHeartbeatMs', 'corsOrigins', 'metrics',
   'httpSessions', 'httpSessionTtlMs', 'maxHttpSessions', 'cursorSecret', 'watchConfig', 'drainTimeoutMs',
 ] as const;

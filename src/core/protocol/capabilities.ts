@@ -18,9 +18,6 @@ export interface InitializeResult extends JsonObject {
 
 export const PROTOCOL_VERSION = 1;
 
-export const RETRIEVE_MODES = ['dense', 'sparse', 'hybrid'] as const;
-export type RetrieveMode = (typeof RETRIEVE_MODES)[number];
-
 export function stringArray(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
 }

@@ -24,8 +24,6 @@ export const ErrorCode = {
   Conflict: -32016,
 } as const;
 
-export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
-
 /** §12.1 conventional `error.data` fields (all optional; extra keys allowed). */
 export interface ErrorData {
   field?: string;

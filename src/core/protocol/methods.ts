@@ -6,7 +6,7 @@
 export const UNGATED_ANYTIME = new Set(['info', 'ping', 'shutdown']);
 
 /** Core method → gating capability key (§7 table). `null` = no capability needed. */
-export const METHOD_CAPABILITY: Readonly<Record<string, string | null>> = {
+const METHOD_CAPABILITY = {
   initialize: null,
   info: null,
   ping: null,
@@ -24,7 +24,14 @@ export const METHOD_CAPABILITY: Readonly<Record<string, string | null>> = {
   feedback: 'feedback',
   'memory/build': 'memory',
   'memory/recall': 'memory',
-};
+} as const satisfies Readonly<Record<string, string | null>>;
+
+/** A method RCP/1 defines (§7), as opposed to a vendor extension or an undefined name. */
+export type CoreMethod = keyof typeof METHOD_CAPABILITY;
+
+export function isCoreMethod(method: string): method is CoreMethod {
+  return Object.prototype.hasOwnProperty.call(METHOD_CAPABILITY, method);
+}
 
 const VENDOR_METHOD = /^x-([a-z0-9][a-z0-9-]*)\/.+/;
 
@@ -39,9 +46,7 @@ export function vendorCapabilityOf(method: string): string | undefined {
  * Undefined methods get -32004, which MUST be preferred over -32003 (§12).
  */
 export function methodGate(method: string): { defined: true; capability: string | null } | { defined: false } {
-  if (Object.prototype.hasOwnProperty.call(METHOD_CAPABILITY, method)) {
-    return { defined: true, capability: METHOD_CAPABILITY[method] ?? null };
-  }
+  if (isCoreMethod(method)) return { defined: true, capability: METHOD_CAPABILITY[method] };
   const vendor = vendorCapabilityOf(method);
   if (vendor) return { defined: true, capability: vendor };
   return { defined: false };
@@ -52,5 +57,3 @@ export const READ_METHODS = new Set([
   'retrieve', 'embed', 'embed/sparse', 'embed/multi', 'rerank', 'query/transform', 'graph',
   'catalog/list', 'memory/recall', 'info', 'ping',
 ]);
-
-export const WRITE_METHODS = new Set(['index/add', 'index/delete', 'memory/build', 'feedback']);

@@ -14,7 +14,7 @@ function opt<T extends z.ZodType>(schema: T) {
 const safeInt = z.int(); // zod's int() is bounded to the safe-integer range (§4.6: 53-bit)
 const positive = safeInt.min(1, 'must be a positive integer');
 
-export const MetaSchema = z.looseObject({
+const MetaSchema = z.looseObject({
   progressToken: opt(z.union([z.string(), safeInt], 'must be a string or integer')),
   deadlineMs: opt(z.number().finite().min(0, 'must be ≥ 0')),
   traceId: opt(z.string()),
@@ -66,7 +66,6 @@ export const GraphParamsSchema = z.looseObject({
   cursor: opt(z.string()),
   _meta: opt(MetaSchema),
 });
-export type GraphParams = z.infer<typeof GraphParamsSchema>;
 
 function pathOf(issue: z.core.$ZodIssue): string {
   return issue.path.map((p) => String(p)).join('.') || '(params)';
@@ -90,4 +89,18 @@ export function parseParams<T extends z.ZodType>(schema: T, params: JsonObject):
   const field = pathOf(issue);
   const detail = valueAt(params, issue.path) === undefined ? 'required' : issue.message;
   throw RcpError.invalidParams(field, detail);
+}
+
+/** A request's `_meta` (§4.4): absent is empty; a field error names `_meta.<field>`. */
+export function parseRequestMeta(raw: unknown): RequestMeta {
+  if (raw === undefined || raw === null) return {};
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw RcpError.invalidParams('_meta', 'must be an object');
+  try {
+    return parseParams(MetaSchema, raw as JsonObject);
+  } catch (err) {
+    if (err instanceof RcpError && err.data?.field) {
+      throw RcpError.invalidParams(`_meta.${err.data.field}`, String(err.data.detail ?? 'invalid'));
+    }
+    throw err;
+  }
 }

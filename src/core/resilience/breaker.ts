@@ -22,6 +22,7 @@
 import CircuitBreaker from 'opossum';
 import type { BreakerSettings } from '../config/schema.js';
 import { ErrorCode } from '../protocol/errors.js';
+import type { Layer } from '../upstream/call.js';
 import { UpstreamError } from '../upstream/errors.js';
 
 export type BreakerState = 'closed' | 'open' | 'half-open';
@@ -190,4 +191,17 @@ export class EngineBreaker {
     const hinted = Math.max(jittered, Math.min(this.retryAfterHintMs, maxResetTimeoutMs));
     return Math.max(1, Math.round(Math.min(hinted, maxResetTimeoutMs)));
   }
+}
+
+/**
+ * The breaker layer: the attempt runs through `breaker`, and its answer is checked (`validate`)
+ * inside it, so a malformed answer counts against the engine like any other fault. It sits
+ * inside the limiter: a call waiting for a slot is not yet a trial of a half-open breaker.
+ */
+export function breakerLayer(breaker: EngineBreaker): Layer {
+  return (next) => (call) => breaker.fire(async () => {
+    const result = await next(call);
+    call.validate?.(result);
+    return result;
+  });
 }

@@ -1,9 +1,10 @@
 /**
- * Retries of upstream calls, as a layer around one call (the fan-out legs and the single-engine
- * route both wrap their call in `withRetry`). The rules, from §12.2 and the gateway's own needs:
+ * The retry layer, outermost in an engine's pipeline (upstream/pipeline.ts): a failed attempt
+ * may be sent again, each time through the whole pipeline (a fresh deadline, the queue, the
+ * breaker). The rules, from §12.2 and the gateway's own needs:
  *
  * - only read methods (a write might have taken effect, §13.1), and writes the caller shows to be
- *   idempotent (`RetryGuard.idempotent`: every document carries an `id`, §7.10; deletes, §7.11);
+ *   idempotent (`RetryPolicy.idempotent`: every document carries an `id`, §7.10; deletes, §7.11);
  * - only retryable failures: -32011, -32010, -32603 ("retry once"), -32014, and the transport
  *   faults that stand for them (connection reset/refused, per-call timeout). Never the caller's
  *   own errors, never a refused call (open breaker, full queue, engine down or restarting),
@@ -18,6 +19,7 @@
  * No Node-only APIs: this module runs wherever the federation core runs.
  */
 import { READ_METHODS } from '../protocol/methods.js';
+import type { Layer } from '../upstream/call.js';
 import { UpstreamError } from '../upstream/errors.js';
 
 export interface RetryBudgetSettings {
@@ -110,7 +112,7 @@ export interface RetryGuard {
   /** Absolute deadline on the `performance.now()` clock. */
   deadlineAt: number;
   /** The caller's signal: no retry (and no wait) after an abort. */
-  signal: AbortSignal;
+  signal?: AbortSignal;
   /** The gateway-wide budget; without one, nothing is retried. */
   budget: RetryBudget | undefined;
   /** Time kept free before the deadline for the gateway's own work (fusion, the answer). */
@@ -147,7 +149,7 @@ export async function withRetry<T>(attempt: () => Promise<T>, guard: RetryGuard)
   try {
     return await attempt();
   } catch (err) {
-    if (!guard.budget || guard.signal.aborted || !isRetryable(err, guard.method, guard.idempotent)) throw err;
+    if (!guard.budget || guard.signal?.aborted || !isRetryable(err, guard.method, guard.idempotent)) throw err;
     const waitMs = err.retryAfterMs !== undefined && Number.isFinite(err.retryAfterMs)
       ? Math.max(0, Math.round(err.retryAfterMs))
       : Math.round(guard.backoffMs * (0.5 + Math.random()));
@@ -167,20 +169,51 @@ export async function withRetry<T>(attempt: () => Promise<T>, guard: RetryGuard)
 }
 
 /** Resolves true after `ms`, or false as soon as `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
   return new Promise((resolve) => {
-    if (signal.aborted) return resolve(false);
+    if (signal?.aborted) return resolve(false);
     const onAbort = (): void => {
       clearTimeout(timer);
       resolve(false);
     };
     const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
+      signal?.removeEventListener('abort', onAbort);
       resolve(true);
     }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/** A call's retry policy: what the request allows (the layer reads method, deadline and signal off the call). */
+export interface RetryPolicy {
+  /** The gateway-wide budget; without one, nothing is retried. */
+  budget: RetryBudget | undefined;
+  /** Base delay before a retry when the engine gave no `retryAfterMs` (jittered ×0.5–1.5). */
+  backoffMs: number;
+  /** A write the caller showed to be safe to repeat (§7.10, §7.11). */
+  idempotent?: boolean;
+  /** Every decision, for `usage.notes` and metrics. */
+  onDecision?: (decision: RetryDecision) => void;
+}
+
+/**
+ * The retry layer: a call that carries a policy is retried by `withRetry`'s rules. The call's
+ * `deadlineAt` already excludes the gateway's reserve, so the guard reserves nothing more.
+ */
+export const retryLayer: Layer = (next) => (call) => {
+  const policy = call.retry;
+  if (!policy) return next(call);
+  return withRetry(() => next(call), {
+    method: call.method,
+    idempotent: policy.idempotent ?? false,
+    deadlineAt: call.deadlineAt,
+    signal: call.signal,
+    budget: policy.budget,
+    reserveMs: 0,
+    backoffMs: policy.backoffMs,
+    onDecision: policy.onDecision,
+  });
+};
 
 /** A one-line `usage.notes` entry for a retry decision. */
 export function describeRetry(engineId: string, decision: RetryDecision): string {

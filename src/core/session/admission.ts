@@ -14,9 +14,9 @@ import { ErrorCode } from '../protocol/errors.js';
 export type Admission = { ok: true; release: () => void } | { ok: false; retryAfterMs: number };
 
 /** Retry hint when the gateway is saturated: in-flight requests turn over in well under a second. */
-export const SATURATED_RETRY_AFTER_MS = 250;
+const SATURATED_RETRY_AFTER_MS = 250;
 /** Retry hint while shutting down: another replica (or this one, restarted) should take it. */
-export const DRAINING_RETRY_AFTER_MS = 1_000;
+const DRAINING_RETRY_AFTER_MS = 1_000;
 
 export class AdmissionGate {
   private count = 0;

@@ -6,16 +6,15 @@
 import { PROTOCOL_VERSION, type InitializeResult } from '../protocol/capabilities.js';
 import { ErrorCode, RcpError, toWireError } from '../protocol/errors.js';
 import {
-  classify, errorResponse, invalidRequest, notification, successResponse,
+  classify, errorResponse, invalidRequest, successResponse,
   type JsonObject, type NotificationMessage, type RequestId, type RequestMessage, type ResponseMessage,
 } from '../protocol/jsonrpc.js';
 import { UNGATED_ANYTIME, methodGate } from '../protocol/methods.js';
-import { CancelParamsSchema, InitializeParamsSchema, MetaSchema, PingParamsSchema, parseParams, type RequestMeta } from '../protocol/params.js';
+import { CancelParamsSchema, InitializeParamsSchema, PingParamsSchema, parseParams, parseRequestMeta, type RequestMeta } from '../protocol/params.js';
 import { shedError, type Admission, type InFlightRegistry } from './admission.js';
-import { abortReasonOf, type AbortReason, type CallContext, type LogEntry, type LogLevel, type ProgressUpdate, type RcpService } from '../service/contract.js';
-
-/** Where a request's notifications go (stdio line, SSE frame). `undefined` = transport cannot stream. */
-export type FrameSink = (frame: NotificationMessage) => void;
+import { logFrames, progressFrames, type FrameSink } from './client-frames.js';
+import { PendingRequest } from './pending.js';
+import { abortReasonOf, type AbortReason, type CallContext, type LogLevel, type RcpService } from '../service/contract.js';
 
 export interface SessionOptions {
   transport: 'http' | 'stdio';
@@ -48,21 +47,14 @@ export interface InboundRequest {
   headers?: Readonly<Record<string, string>>;
 }
 
-const LOG_RANK: Record<LogLevel, number> = { debug: 0, info: 1, notice: 2, warning: 3, error: 4 };
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
-
-interface InFlight {
-  controller: AbortController;
-  /** Resolves the request early (cancel → -32006). */
-  settle: (response: ResponseMessage) => void;
-}
 
 export class Session {
   private initialized: boolean;
   private clientWantsLogs = false;
   private clientLogLevel: LogLevel = 'info';
   private shuttingDown = false;
-  private readonly inFlight = new Map<RequestId, InFlight>();
+  private readonly inFlight = new Map<RequestId, PendingRequest>();
   /** §13.2: the capability set of a stateful session is fixed at its successful initialize. */
   private snapshot: InitializeResult | undefined;
 
@@ -226,7 +218,7 @@ export class Session {
     const { id, method, params } = request;
     let meta: RequestMeta;
     try {
-      meta = parseMeta(params._meta);
+      meta = parseRequestMeta(params._meta);
     } catch (err) {
       return Promise.resolve(this.finish(method, started, undefined, errorResponse(id, toWireError(err))));
     }
@@ -235,61 +227,26 @@ export class Session {
       return Promise.resolve(this.finish(method, started, undefined, errorResponse(id, shedError(admission.retryAfterMs))));
     }
     const deadlineMs = Math.max(0, Math.min(this.service.defaultDeadlineMs, meta.deadlineMs ?? Infinity));
-    const controller = new AbortController();
-    let answered = false;
-    let resolveAnswer!: (response: ResponseMessage) => void;
-    const answer = new Promise<ResponseMessage>((resolve) => {
-      resolveAnswer = resolve;
-    });
-    // The single gate through which a response leaves: everything after the first is dropped.
-    const settle = (response: ResponseMessage): void => {
-      if (answered) return;
-      answered = true;
+    const pending = new PendingRequest(id, deadlineMs, this.options.deadlineGraceMs ?? 250, () => {
       this.inFlight.delete(id);
-      clearTimeout(timer);
       if (admission?.ok) admission.release();
       if (this.inFlight.size === 0) this.options.registry?.delete(this);
-      resolveAnswer(response);
-    };
-    this.inFlight.set(id, { controller, settle });
+    });
+    this.inFlight.set(id, pending);
     this.options.registry?.add(this);
 
-    const grace = this.options.deadlineGraceMs ?? 250;
-    const timer = setTimeout(() => {
-      controller.abort('deadline');
-      // Safety net: the service should already have answered at the deadline itself.
-      setTimeout(() => settle(errorResponse(id, { code: ErrorCode.Timeout, message: 'deadline exceeded', data: { retryable: true, deadlineMs } })), grace).unref?.();
-    }, deadlineMs);
-    timer.unref?.();
-
-    const token = meta.progressToken;
-    const progress = token !== undefined && sink
-      ? (update: ProgressUpdate): void => {
-          if (answered) return; // §9: nothing after the final response
-          sink(notification('notifications/progress', { progressToken: token, ...update }));
-        }
-      : undefined;
-    const wantsLogs = sink && (this.clientWantsLogs || meta.logLevel !== undefined);
-    const minLevel = LOG_RANK[meta.logLevel ?? this.clientLogLevel];
-    const log = wantsLogs
-      ? (entry: LogEntry): void => {
-          if (answered || LOG_RANK[entry.level] < minLevel) return;
-          const params: JsonObject = { ...entry };
-          if (token !== undefined) params._meta = { progressToken: token };
-          sink(notification('notifications/log', params));
-        }
-      : undefined;
-
     const ctx: CallContext = {
-      method, requestId: id, signal: controller.signal,
+      method, requestId: id, signal: pending.controller.signal,
       deadlineAt: started + deadlineMs, deadlineMs,
-      progress, log, meta, transport: this.options.transport, headers,
+      progress: progressFrames(meta, sink, pending),
+      log: logFrames(meta, sink, pending, { clientWantsLogs: this.clientWantsLogs, level: this.clientLogLevel }),
+      meta, transport: this.options.transport, headers,
     };
     this.service.call(method, params, ctx).then(
-      (result) => settle(successResponse(id, result)),
-      (err: unknown) => settle(errorResponse(id, toWireError(err))),
+      (result) => pending.settle(successResponse(id, result)),
+      (err: unknown) => pending.settle(errorResponse(id, toWireError(err))),
     );
-    return answer.then((response) => this.finish(method, started, abortReasonOf(controller.signal), response, ctx));
+    return pending.answer.then((response) => this.finish(method, started, abortReasonOf(pending.controller.signal), response, ctx));
   }
 
   private finish(method: string, started: number, abortReason: AbortReason | undefined, response: ResponseMessage, ctx?: CallContext): ResponseMessage {
@@ -304,19 +261,5 @@ export class Session {
       });
     }
     return response;
-  }
-}
-
-
-function parseMeta(raw: unknown): RequestMeta {
-  if (raw === undefined || raw === null) return {};
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw RcpError.invalidParams('_meta', 'must be an object');
-  try {
-    return parseParams(MetaSchema, raw as JsonObject);
-  } catch (err) {
-    if (err instanceof RcpError && err.data?.field) {
-      throw RcpError.invalidParams(`_meta.${err.data.field}`, String(err.data.detail ?? 'invalid'));
-    }
-    throw err;
   }
 }

@@ -1,8 +1,9 @@
 /**
  * The transport-agnostic upstream contract: one RCP call to one engine, with its own id space,
  * timeout, abort signal and progress routing. Implementations live with their runtime
- * (node/upstream/http.ts over undici, node/upstream/stdio.ts over a child process) or with the
- * tests (an in-memory pair); the composition root hands the core a `TransportFactory`.
+ * (node/upstream/http.ts over undici, node/upstream/stdio.ts over a child process, built by
+ * node/upstream/factory.ts) or with the tests (a fake); the composition root hands the core a
+ * `TransportFactory`, so the core never names a runtime.
  */
 import type { EngineConfig } from '../config/schema.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
@@ -60,10 +61,3 @@ export interface TransportEvents {
 
 /** Builds the transport for one engine entry; chosen at the composition root per runtime. */
 export type TransportFactory = (config: EngineConfig, limits: { connections: number; maxResponseBytes: number }, events: TransportEvents) => UpstreamTransport;
-
-/** A fresh per-leg progress token; upstream tokens never reach the client. */
-let tokenCounter = 0;
-export function nextProgressToken(): string {
-  tokenCounter = (tokenCounter + 1) % Number.MAX_SAFE_INTEGER;
-  return `gw-${tokenCounter}`;
-}

@@ -11,13 +11,13 @@ import { ConfigError, loadConfigFile } from './load.js';
 import type { GatewayConfig } from '../../core/config/schema.js';
 import type { Logger } from '../observability/log.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
-import type { ReloadSummary } from '../../core/ops/reload-plan.js';
+import type { ReloadOutcome } from '../../core/ops/engine-set.js';
 
 export type ReloadTrigger = 'SIGHUP' | 'watch' | 'manual';
 
 /** What the reloader needs from the gateway. */
 export interface Reloadable {
-  reload(next: GatewayConfig): Promise<ReloadSummary & { ignoredSettings: string[] }>;
+  reload(next: GatewayConfig): Promise<ReloadOutcome>;
 }
 
 export interface ConfigReloaderOptions {

@@ -18,7 +18,7 @@ export interface LogOptions {
 /** Header names are matched in both spellings a config or a transport may use. */
 const SECRET_HEADERS = ['authorization', 'Authorization', 'cookie', 'Cookie', '["proxy-authorization"]', '["Proxy-Authorization"]', '["x-api-key"]'];
 
-export const REDACT_PATHS = [
+const REDACT_PATHS = [
   ...SECRET_HEADERS.flatMap((h) => {
     const member = h.startsWith('[') ? h : `.${h}`;
     return [`headers${member}`, `*.headers${member}`, `engines[*].headers${member}`, `config.engines[*].headers${member}`];
@@ -26,7 +26,7 @@ export const REDACT_PATHS = [
   'config.gateway.cursorSecret', 'gateway.cursorSecret', 'cursorSecret', 'env', '*.env', 'engines[*].env', 'config.engines[*].env',
 ];
 
-export function logFormat(explicit?: LogFormat): LogFormat {
+function logFormat(explicit?: LogFormat): LogFormat {
   const env = process.env.RCPGW_LOG_FORMAT;
   if (env === 'json' || env === 'pretty') return env;
   return explicit ?? (process.stderr.isTTY ? 'pretty' : 'json');

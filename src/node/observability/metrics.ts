@@ -10,17 +10,9 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { ErrorCode } from '../../core/protocol/errors.js';
-import { METHOD_CAPABILITY, vendorCapabilityOf } from '../../core/protocol/methods.js';
+import { isCoreMethod, vendorCapabilityOf } from '../../core/protocol/methods.js';
 import type { AbortReason } from '../../core/service/contract.js';
-
-/** What the metrics read at scrape time about one engine. */
-export interface EngineView {
-  readonly id: string;
-  readonly status: string;
-  readonly queueDepth: number;
-  readonly activeCalls: number;
-  readonly breaker: { readonly currentState: string };
-}
+import type { EngineView, MetricsExposition } from '../../core/observability/engine-view.js';
 
 const PREFIX = 'rcpgw_';
 const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -35,7 +27,7 @@ const DEGRADED_REASONS = new Set([
 
 /** Method label: the RCP roster as is; vendor extensions and anything else collapse. */
 export function methodLabel(method: string): string {
-  if (Object.prototype.hasOwnProperty.call(METHOD_CAPABILITY, method)) return method;
+  if (isCoreMethod(method)) return method;
   return vendorCapabilityOf(method) ? 'x-vendor' : 'other';
 }
 
@@ -62,7 +54,7 @@ export interface MetricsOptions {
   processMetrics?: boolean;
 }
 
-export class GatewayMetrics {
+export class GatewayMetrics implements MetricsExposition {
   readonly registry = new Registry();
   private enginesView: () => readonly EngineView[] = () => [];
   private inFlight = 0;

@@ -17,13 +17,13 @@ import os from 'node:os';
 import type { Logger } from '../observability/log.js';
 
 /** Set by the primary for its workers: the port every worker listens on. */
-export const WORKER_PORT_ENV = 'RCPGW_WORKER_PORT';
+const WORKER_PORT_ENV = 'RCPGW_WORKER_PORT';
 /**
  * Set by the primary: one pagination-cursor key for every worker, used when `gateway.cursorSecret`
  * is not configured. Without it each worker would sign with its own random key and a cursor
  * issued by one worker would not open on the next (§10: any replica must serve the next page).
  */
-export const WORKER_CURSOR_SECRET_ENV = 'RCPGW_WORKER_CURSOR_SECRET';
+const WORKER_CURSOR_SECRET_ENV = 'RCPGW_WORKER_CURSOR_SECRET';
 const LISTENING = 'rcpgw:listening';
 
 const RESTART_BASE_MS = 100;
@@ -62,7 +62,7 @@ export function announceListening(url: string): void {
 }
 
 /** A port that was free a moment ago on `host` (the OS picks it; released before the workers bind). */
-export function freePort(host: string): Promise<number> {
+function freePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
     probe.once('error', reject);
@@ -91,7 +91,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   const listening = new Map<Worker, string>();
   /** Workers whose process has not exited (cluster.workers may list one until its IPC closes too). */
   const live = new Set<Worker>();
-  const recentCrashes: number[] = [];
+  const backoff = new RestartBackoff();
   let started = false;
   let stopping = false;
 
@@ -123,10 +123,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
       stopAll('SIGTERM');
       return;
     }
-    const now = Date.now();
-    recentCrashes.push(now);
-    while (recentCrashes.length > 0 && recentCrashes[0]! < now - CRASH_WINDOW_MS) recentCrashes.shift();
-    const delay = Math.min(RESTART_CAP_MS, RESTART_BASE_MS * 2 ** (recentCrashes.length - 1));
+    const delay = backoff.next();
     logger.warn({ worker: worker.id, pid: worker.process.pid, code, signal, restartInMs: delay }, 'worker exited unexpectedly; restarting');
     setTimeout(() => {
       if (!stopping) fork();
@@ -137,12 +134,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping workers');
-    if (live.size === 0) process.exit();
-    for (const worker of live) worker.process.kill(signal);
-    setTimeout(() => {
-      for (const worker of live) worker.process.kill('SIGKILL');
-      process.exit(1);
-    }, options.stopTimeoutMs).unref();
+    stopWorkers(live, signal, options.stopTimeoutMs);
   };
   process.on('SIGTERM', () => stopAll('SIGTERM'));
   process.on('SIGINT', () => stopAll('SIGINT'));
@@ -152,6 +144,27 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   });
 
   for (let i = 0; i < options.workers; i++) fork();
+}
+
+/** Restart delay for a worker that died: doubles with each unexpected exit within CRASH_WINDOW_MS. */
+class RestartBackoff {
+  private readonly recent: number[] = [];
+
+  next(now = Date.now()): number {
+    this.recent.push(now);
+    while (this.recent.length > 0 && this.recent[0]! < now - CRASH_WINDOW_MS) this.recent.shift();
+    return Math.min(RESTART_CAP_MS, RESTART_BASE_MS * 2 ** (this.recent.length - 1));
+  }
+}
+
+/** Forward `signal` to every live worker; kill what is left after `timeoutMs`; the primary exits. */
+function stopWorkers(live: ReadonlySet<Worker>, signal: NodeJS.Signals, timeoutMs: number): void {
+  if (live.size === 0) process.exit();
+  for (const worker of live) worker.process.kill(signal);
+  setTimeout(() => {
+    for (const worker of live) worker.process.kill('SIGKILL');
+    process.exit(1);
+  }, timeoutMs).unref();
 }
 
 function isListening(message: unknown): message is { type: string; url: string } {

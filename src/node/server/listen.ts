@@ -9,6 +9,7 @@ import type { Logger } from '../observability/log.js';
 import { createHttpApp, type HttpServerOptions } from '../../core/http/app.js';
 import type { RcpService } from '../../core/service/contract.js';
 import { AdmissionGate, InFlightRegistry } from '../../core/session/admission.js';
+import { nodeRequestIo, type NodeHttpEnv } from './node-request-io.js';
 
 export interface RunningHttpServer {
   url: string;
@@ -22,12 +23,12 @@ export async function startHttpServer(
   service: RcpService,
   settings: GatewaySettings,
   logger: Logger,
-  extra: Partial<HttpServerOptions> = {},
+  extra: Partial<HttpServerOptions<NodeHttpEnv>> = {},
 ): Promise<RunningHttpServer> {
   // Gateway-wide in-flight cap (429 + Retry-After before JSON-RPC) and the sessions shutdown must answer.
   const gate = new AdmissionGate(settings.maxInFlight);
   const registry = new InFlightRegistry();
-  const app = createHttpApp(service, {
+  const app = createHttpApp<NodeHttpEnv>(service, {
     basePath: settings.basePath,
     maxBodyBytes: settings.maxBodyBytes,
     sseHeartbeatMs: settings.sseHeartbeatMs,
@@ -37,6 +38,7 @@ export async function startHttpServer(
       : {}),
     corsOrigins: settings.corsOrigins,
     admit: () => gate.tryEnter(),
+    io: nodeRequestIo(),
     ...extra,
     session: { ...extra.session, registry },
   });

@@ -62,17 +62,10 @@ export function serveStdio(service: RcpService, options: StdioServerOptions): Pr
 
     const splitter = new LineSplitter((line) => {
       if (closed) return;
-      let value: unknown;
-      try {
-        value = JSON.parse(line);
-      } catch {
-        write(parseErrorResponse('line is not valid JSON'));
-        return;
-      }
-      const task = session.handle({ value, sink: write }).then((answer) => {
-        if (answer !== null) write(answer);
+      const task = answerLine(session, line, write)?.then(() => {
         if (session.isShutdown) finish();
       });
+      if (!task) return;
       pending.add(task);
       void task.finally(() => pending.delete(task));
     });
@@ -87,5 +80,19 @@ export function serveStdio(service: RcpService, options: StdioServerOptions): Pr
     input.once('error', finish);
     if (options.shutdown?.aborted) onShutdown();
     else options.shutdown?.addEventListener('abort', onShutdown, { once: true });
+  });
+}
+
+/** One NDJSON line through the session; a line that is not JSON is answered -32700 at once (undefined). */
+function answerLine(session: Session, line: string, write: (message: unknown) => void): Promise<void> | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    write(parseErrorResponse('line is not valid JSON'));
+    return undefined;
+  }
+  return session.handle({ value, sink: write }).then((answer) => {
+    if (answer !== null) write(answer);
   });
 }

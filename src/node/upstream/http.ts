@@ -8,7 +8,8 @@ import { Pool } from 'undici';
 import { createParser } from 'eventsource-parser';
 import { isJsonObject, type JsonObject } from '../../core/protocol/jsonrpc.js';
 import { UpstreamError } from '../../core/upstream/errors.js';
-import { nextProgressToken, type UpstreamCallOptions, type UpstreamTransport } from '../../core/upstream/transport.js';
+import { nextProgressToken, settleResponse, withProgressToken } from '../../core/upstream/frames.js';
+import type { UpstreamCallOptions, UpstreamTransport } from '../../core/upstream/transport.js';
 
 export interface HttpTransportOptions {
   url: string;
@@ -135,11 +136,6 @@ function callSignal(parent: AbortSignal | undefined, timeoutMs: number): CallSig
   };
 }
 
-function withProgressToken(params: JsonObject, token: string): JsonObject {
-  const meta = isJsonObject(params._meta) ? params._meta : {};
-  return { ...params, _meta: { ...meta, progressToken: token } };
-}
-
 /** The whole body as text, refused past `maxBytes`; plain stream events (an async iterator costs more per answer). */
 function readCapped(body: Readable, maxBytes: number, signal: AbortSignal): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -184,21 +180,6 @@ function parseFrame(text: string): unknown {
   }
 }
 
-/** A JSON-RPC response frame for `id` → its result, or the matching failure. */
-export function settleResponse(frame: unknown, id: number): JsonObject {
-  if (!isJsonObject(frame) || frame.jsonrpc !== '2.0') throw new UpstreamError('malformed', 'answer is not a JSON-RPC 2.0 response');
-  if (frame.id !== id) throw new UpstreamError('malformed', 'answer carries an unknown id');
-  if (isJsonObject(frame.error)) {
-    const code = typeof frame.error.code === 'number' && Number.isInteger(frame.error.code) ? frame.error.code : -32603;
-    const message = typeof frame.error.message === 'string' ? frame.error.message.slice(0, 500) : 'error';
-    const data = isJsonObject(frame.error.data) ? frame.error.data : undefined;
-    const retryAfterMs = typeof data?.retryAfterMs === 'number' && Number.isFinite(data.retryAfterMs) ? data.retryAfterMs : undefined;
-    throw new UpstreamError('remote-error', message, { code, message, ...(data ? { data } : {}) }, retryAfterMs);
-  }
-  if (!isJsonObject(frame.result)) throw new UpstreamError('malformed', 'answer has no result object');
-  return frame.result;
-}
-
 function statusFailure(status: number, retryAfter: unknown, text: string, id: number): UpstreamError {
   // A JSON-RPC body on a non-200 still tells us the code (§5.2 mirrors).
   try {
@@ -230,34 +211,10 @@ export function parseRetryAfter(value: unknown): number | undefined {
  */
 function readSse(body: Readable, id: number, token: string | undefined, options: UpstreamCallOptions, signal: AbortSignal): Promise<JsonObject> {
   return new Promise((resolve, reject) => {
-    let final: unknown;
+    const events = new SseEvents(token, options);
     let size = 0;
-    let failure: UpstreamError | undefined;
     let settled = false;
     const decoder = new TextDecoder();
-    const parser = createParser({
-      onEvent(event) {
-        if (final !== undefined || failure) return;
-        let frame: unknown;
-        try {
-          frame = JSON.parse(event.data);
-        } catch {
-          failure = new UpstreamError('malformed', 'SSE frame is not valid JSON');
-          return;
-        }
-        if (!isJsonObject(frame)) return;
-        if (frame.method === 'notifications/progress' && isJsonObject(frame.params)) {
-          // Frames for other tokens are ignored (§9).
-          if (token !== undefined && frame.params.progressToken === token) options.onProgress?.(frame.params);
-          return;
-        }
-        if (frame.method === 'notifications/log' && isJsonObject(frame.params)) {
-          options.onLog?.(frame.params);
-          return;
-        }
-        if ('result' in frame || 'error' in frame) final = frame;
-      },
-    });
     // The error listener stays after settling: destroying an unfinished body emits 'error'.
     const finish = (err: unknown, value?: JsonObject): void => {
       if (settled) return;
@@ -280,19 +237,19 @@ function readSse(body: Readable, id: number, token: string | undefined, options:
         return finish(new UpstreamError('too-large', `answer exceeds ${options.maxResponseBytes} bytes`));
       }
       try {
-        parser.feed(decoder.decode(bytes, { stream: true }));
+        events.parser.feed(decoder.decode(bytes, { stream: true }));
       } catch (err) {
         body.destroy();
         return finish(err); // a relay callback threw: fail this leg, never the process
       }
-      if (failure) {
+      if (events.failure) {
         body.destroy();
-        return finish(failure);
+        return finish(events.failure);
       }
-      if (final !== undefined) {
+      if (events.final !== undefined) {
         body.destroy(); // anything after the final frame is ignored
         try {
-          finish(undefined, settleResponse(final, id));
+          finish(undefined, settleResponse(events.final, id));
         } catch (err) {
           finish(err);
         }
@@ -305,4 +262,41 @@ function readSse(body: Readable, id: number, token: string | undefined, options:
     body.on('end', onEnd);
     body.on('error', (err: Error) => finish(err));
   });
+}
+
+/**
+ * The events of one SSE answer: progress frames for this leg's token and log frames are relayed
+ * as they come; the response frame is kept as `final`; a frame that is not JSON is a `failure`.
+ */
+class SseEvents {
+  final: unknown;
+  failure: UpstreamError | undefined;
+  readonly parser = createParser({ onEvent: (event) => this.onEvent(event.data) });
+
+  constructor(
+    private readonly token: string | undefined,
+    private readonly options: UpstreamCallOptions,
+  ) {}
+
+  private onEvent(data: string): void {
+    if (this.final !== undefined || this.failure) return;
+    let frame: unknown;
+    try {
+      frame = JSON.parse(data);
+    } catch {
+      this.failure = new UpstreamError('malformed', 'SSE frame is not valid JSON');
+      return;
+    }
+    if (!isJsonObject(frame)) return;
+    if (frame.method === 'notifications/progress' && isJsonObject(frame.params)) {
+      // Frames for other tokens are ignored (§9).
+      if (this.token !== undefined && frame.params.progressToken === this.token) this.options.onProgress?.(frame.params);
+      return;
+    }
+    if (frame.method === 'notifications/log' && isJsonObject(frame.params)) {
+      this.options.onLog?.(frame.params);
+      return;
+    }
+    if ('result' in frame || 'error' in frame) this.final = frame;
+  }
 }

@@ -4,12 +4,11 @@
  * to the gateway log. Aborting a call sends `notifications/cancel` with the upstream id (§7.14).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { EventEmitter } from 'node:events';
 import { isJsonObject, type JsonObject } from '../../core/protocol/jsonrpc.js';
 import { LineSplitter } from '../../core/protocol/ndjson.js';
 import { UpstreamError } from '../../core/upstream/errors.js';
-import { settleResponse } from './http.js';
-import { nextProgressToken, type UpstreamCallOptions, type UpstreamTransport } from '../../core/upstream/transport.js';
+import { nextProgressToken, settleResponse, withProgressToken } from '../../core/upstream/frames.js';
+import type { TransportLifecycle, UpstreamCallOptions, UpstreamTransport } from '../../core/upstream/transport.js';
 
 export interface StdioTransportOptions {
   command: string[];
@@ -19,6 +18,8 @@ export interface StdioTransportOptions {
   onStderr?: (line: string) => void;
   /** Upstream log frames not tied to a call. */
   onLog?: (frame: JsonObject) => void;
+  /** The child went away (its calls in flight have already failed). */
+  onExit?: (code: number | null, signal: string | null) => void;
   maxLineBytes: number;
 }
 
@@ -30,18 +31,17 @@ interface Pending {
   onLog: ((frame: JsonObject) => void) | undefined;
 }
 
-/** Emits 'exit' (code, signal) when the child goes away. */
-export class StdioTransport extends EventEmitter implements UpstreamTransport {
+/** Owns its child process: `lifecycle` is the transport itself (start, alive, pid, kill). */
+export class StdioTransport implements UpstreamTransport, TransportLifecycle {
   readonly kind = 'stdio' as const;
+  readonly lifecycle: TransportLifecycle = this;
   private child: ChildProcessWithoutNullStreams | undefined;
   private readonly pending = new Map<number, Pending>();
   private readonly byToken = new Map<string, number>();
   private nextId = 1;
   private exited = false;
 
-  constructor(private readonly options: StdioTransportOptions) {
-    super();
-  }
+  constructor(private readonly options: StdioTransportOptions) {}
 
   get pid(): number | undefined {
     return this.child?.pid;
@@ -74,7 +74,7 @@ export class StdioTransport extends EventEmitter implements UpstreamTransport {
     child.once('exit', (code, signal) => {
       this.exited = true;
       this.failAll(new UpstreamError('crashed', `engine process exited (${signal ?? `code ${code}`})`));
-      this.emit('exit', code, signal);
+      this.options.onExit?.(code, signal);
     });
     return new Promise((resolve, reject) => {
       child.once('spawn', () => resolve());
@@ -92,11 +92,7 @@ export class StdioTransport extends EventEmitter implements UpstreamTransport {
     const id = this.nextId++;
     // A per-leg token routes this call's progress (and token-tagged logs, §17.1) back to it.
     const token = options.stream === true || options.onLog !== undefined ? nextProgressToken() : undefined;
-    let outParams = params;
-    if (token !== undefined) {
-      const meta = isJsonObject(params._meta) ? params._meta : {};
-      outParams = { ...params, _meta: { ...meta, progressToken: token } };
-    }
+    const outParams = token === undefined ? params : withProgressToken(params, token);
     return new Promise<JsonObject>((resolve, reject) => {
       const cleanup = (): void => {
         clearTimeout(timer);

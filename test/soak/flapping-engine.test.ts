@@ -12,10 +12,11 @@ import { runInNewContext } from 'node:vm';
 import { parseConfig } from '../../src/node/config/load.js';
 import { Gateway } from '../../src/core/gateway/gateway.js';
 import { silentLogger } from '../../src/node/observability/log.js';
+import { nodeTransports } from '../../src/node/upstream/factory.js';
 import { Session } from '../../src/core/session/session.js';
 import type { ResponseMessage } from '../../src/core/protocol/jsonrpc.js';
 import { REPO_ROOT, stdioEngineCommand, tmpDir, writeControl } from '../support/processes.js';
-import { enginePids, expectAllGone, QUERY } from './helpers.js';
+import { enginePids, expectAllGone, QUERY } from '../resilience/helpers.js';
 
 const TOTAL = 20_000;
 const FLIP_EVERY = 1_000;
@@ -49,6 +50,7 @@ beforeAll(async () => {
   }, { baseDir: REPO_ROOT });
   gateway = new Gateway(config, {
     logger: silentLogger(),
+    transports: nodeTransports,
     hooks: { onBreakerTransition: (engine, from, to) => { if (engine === 'flappy') transitions.push(`${from}>${to}`); } },
   });
   await gateway.start();

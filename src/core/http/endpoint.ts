@@ -1,0 +1,120 @@
+/**
+ * The RCP endpoint behind `POST <base>[/<method>]`: admission before the body is read, then the
+ * body handed to a Session (one per request: HTTP is stateless, §5.2) and its answer sent as JSON
+ * or as an SSE stream. Moves bytes only; the Session does the protocol.
+ */
+import type { Context, Env } from 'hono';
+import { classify, invalidRequest, type ResponseMessage } from '../protocol/jsonrpc.js';
+import { SESSION_HEADER, cancelIdsOf, requestIdsOf, type HttpSessionRegistry } from '../session/http-sessions.js';
+import { Session, type SessionOptions } from '../session/session.js';
+import type { RcpService } from '../service/contract.js';
+import { atCapacity, compactOf, issueSessionToken, jsonReply, methodFromPath, payloadTooLarge, readEnvelope, type Envelope } from './envelope.js';
+import type { RequestIo } from './request-io.js';
+import { sseReply } from './sse.js';
+
+type Reply = ResponseMessage | ResponseMessage[] | null;
+
+export interface EndpointOptions<E extends Env> {
+  base: string;
+  maxBodyBytes: number;
+  sseHeartbeatMs: number;
+  /** Whether SSE may be used at all; it is also used only while `streaming` is advertised (§5.2). */
+  streaming: boolean;
+  admit?: () => { ok: true; release: () => void } | { ok: false; retryAfterMs: number };
+  session?: Partial<SessionOptions>;
+  onStreamOpen?: () => void;
+  onStreamClose?: () => void;
+  io: RequestIo<E>;
+  /** Stateful HTTP sessions (cancel by id over HTTP), when enabled. */
+  sessions: HttpSessionRegistry | undefined;
+}
+
+export class RpcEndpoint<E extends Env> {
+  constructor(
+    private readonly service: RcpService,
+    private readonly options: EndpointOptions<E>,
+  ) {}
+
+  readonly handle = async (c: Context<E>): Promise<Response> => {
+    const pathMethod = methodFromPath(c.req.path, this.options.base);
+    const admission = this.options.admit?.();
+    if (admission && !admission.ok) return atCapacity(admission.retryAfterMs);
+    // An SSE answer outlives this handler: it takes the admission slot over and frees it when the
+    // stream ends, so graceful drain waits for live streams too.
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      if (admission?.ok) admission.release();
+    };
+    let handedOff = false;
+    try {
+      return await this.answer(c, pathMethod, () => {
+        handedOff = true;
+        return release;
+      });
+    } finally {
+      if (!handedOff) release();
+    }
+  };
+
+  private async answer(c: Context<E>, pathMethod: string | undefined, takeRelease: () => () => void): Promise<Response> {
+    const { io, sessions, maxBodyBytes } = this.options;
+    const text = await io.readBody(c, maxBodyBytes);
+    if (text === undefined) return payloadTooLarge(maxBodyBytes);
+    const envelope = readEnvelope(text, pathMethod);
+    if (envelope instanceof Response) return envelope;
+    const { value } = envelope;
+    const headers = io.headers(c);
+    // §7.14 over HTTP: with a session token, a posted cancel reaches the request it names.
+    const sessionToken = sessions ? headers[SESSION_HEADER] : undefined;
+    if (sessions && sessionToken !== undefined) for (const id of cancelIdsOf(value)) sessions.cancel(sessionToken, id);
+    const session = new Session(this.service, { transport: 'http', stateless: true, ...this.options.session });
+    const tracked = sessions && sessionToken !== undefined ? sessions.track(sessionToken, requestIdsOf(value), session) : undefined;
+    if (tracked && tracked.duplicates.length > 0 && !Array.isArray(value)) {
+      tracked.release();
+      return jsonReply(invalidRequest(tracked.duplicates[0]!, 'id is already in flight in this session'));
+    }
+    // Client went away before its answer (plain JSON or SSE): abort the call, and so its live legs.
+    io.onClientGone(c, () => session.abortAll('disconnect'));
+    const decorate = (reply: Reply): Reply => (sessions ? issueSessionToken(value, reply, sessions) : reply);
+    const finished = (): void => tracked?.release();
+    if (!this.wantsSse(value, headers)) return this.jsonAnswer(session, envelope, headers, decorate, finished);
+    return sseReply(session, value, headers, {
+      heartbeatMs: this.options.sseHeartbeatMs,
+      release: takeRelease(),
+      finished,
+      decorate,
+      ...(this.options.onStreamOpen ? { onOpen: this.options.onStreamOpen } : {}),
+      ...(this.options.onStreamClose ? { onClose: this.options.onStreamClose } : {}),
+    });
+  }
+
+  /** §5.2: SSE only when asked for and `streaming` is advertised; a notification has no answer to stream. */
+  private wantsSse(value: unknown, headers: Record<string, string>): boolean {
+    return this.options.streaming
+      && !Array.isArray(value)
+      && classify(value).kind !== 'notification'
+      && (headers.accept ?? '').includes('text/event-stream')
+      && 'streaming' in this.service.describe().capabilities;
+  }
+
+  private async jsonAnswer(
+    session: Session,
+    { value, compact, mismatched }: Envelope,
+    headers: Record<string, string>,
+    decorate: (reply: Reply) => Reply,
+    finished: () => void,
+  ): Promise<Response> {
+    let reply: Reply;
+    try {
+      reply = Array.isArray(value) && value.length === 0 && mismatched.length > 0 ? null : decorate(await session.handle({ value, headers }));
+    } finally {
+      finished();
+    }
+    if (mismatched.length > 0) reply = [...(Array.isArray(reply) ? reply : []), ...mismatched];
+    if (reply === null) return new Response(null, { status: 204 }); // notifications: no body
+    if (compact && !Array.isArray(reply)) return jsonReply(compactOf(reply));
+    return jsonReply(reply);
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * The HTTP body as JSON-RPC (§5.2, §5.3): parsing, the compact `{method, params}` envelope, the
+ * path-method check, and the fixed replies (200 JSON, 413, 429, 400) the endpoint sends.
+ */
+import { ErrorCode } from '../protocol/errors.js';
+import { errorResponse, isJsonObject, parseErrorResponse, type ResponseMessage } from '../protocol/jsonrpc.js';
+import type { HttpSessionRegistry } from '../session/http-sessions.js';
+
+const JSON_HEADERS = { 'content-type': 'application/json' } as const;
+
+/** A parsed body, ready for the session. */
+export interface Envelope {
+  /** A JSON-RPC message or batch. */
+  value: unknown;
+  /** The body used the compact envelope without an id: answer `{result}` | `{error}`. */
+  compact: boolean;
+  /** Batch members whose method did not match the path: answered -32600 beside the rest. */
+  mismatched: ResponseMessage[];
+}
+
+/** Parse the body; a Response when it is answered without the session (bad JSON, path mismatch). */
+export function readEnvelope(text: string, pathMethod: string | undefined): Envelope | Response {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    // §5.2: an unparseable body is HTTP 400 with a -32700 body.
+    return new Response(JSON.stringify(parseErrorResponse('body is not valid JSON')), { status: 400, headers: JSON_HEADERS });
+  }
+  let compact = false;
+  if (isJsonObject(value) && value.jsonrpc === undefined && typeof value.method === 'string') {
+    // §5.3 compact {method, params} envelope: upgraded to a JSON-RPC request. Without an id we
+    // answer in the same compact shape ({result} | {error}) since there is no id to echo.
+    compact = value.id === undefined;
+    value = { jsonrpc: '2.0', id: value.id ?? 0, method: value.method, params: value.params ?? {} };
+  }
+  // §5.2: the method in the URL path MUST match the body's method (-32600 otherwise).
+  const mismatched: ResponseMessage[] = [];
+  if (pathMethod !== undefined) {
+    if (!Array.isArray(value)) {
+      const mismatch = methodMismatch(value, pathMethod);
+      if (mismatch) return jsonReply(mismatch);
+    } else if (value.length > 0) {
+      value = value.filter((member) => {
+        const mismatch = methodMismatch(member, pathMethod);
+        if (mismatch) mismatched.push(mismatch);
+        return !mismatch;
+      });
+    }
+  }
+  return { value, compact, mismatched };
+}
+
+export function jsonReply(body: unknown): Response {
+  // §5.2: every well-formed JSON-RPC response, errors included, is HTTP 200.
+  return new Response(JSON.stringify(body), { status: 200, headers: JSON_HEADERS });
+}
+
+export function compactOf(reply: ResponseMessage): Record<string, unknown> {
+  return 'error' in reply ? { error: reply.error } : { result: reply.result };
+}
+
+/** §12 -32013 PayloadTooLarge; the JSON-RPC layer never saw the body, so 413 (§5.2 transport fault). */
+export function payloadTooLarge(maxBytes: number): Response {
+  return new Response(JSON.stringify(errorResponse(null, {
+    code: ErrorCode.PayloadTooLarge,
+    message: 'payload too large',
+    data: { detail: `request body exceeds ${maxBytes} bytes` },
+  })), {
+    status: 413,
+    // The rest of the body is not read: the connection cannot be reused.
+    headers: { ...JSON_HEADERS, connection: 'close' },
+  });
+}
+
+/** The gateway is saturated: 429 with Retry-After, before the body is read (never seen by JSON-RPC). */
+export function atCapacity(retryAfterMs: number): Response {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new Response(JSON.stringify(errorResponse(null, {
+    code: ErrorCode.RateLimited, message: 'gateway is at capacity',
+    data: { retryable: true, retryAfterMs },
+  })), { status: 429, headers: { ...JSON_HEADERS, 'retry-after': String(seconds) } });
+}
+
+/** `<base>/index/add` → `index/add`; the base path itself → undefined (method from the body). */
+export function methodFromPath(path: string, base: string): string | undefined {
+  const rest = path.slice(base.length).replace(/^\/+/, '');
+  return rest.length > 0 ? decodeURIComponent(rest) : undefined;
+}
+
+function methodMismatch(member: unknown, pathMethod: string): ResponseMessage | undefined {
+  if (!isJsonObject(member) || typeof member.method !== 'string' || member.method === pathMethod) return undefined;
+  // A notification with the wrong method is dropped silently: notifications are never answered (§4.5).
+  if (member.id === undefined) return undefined;
+  const id = typeof member.id === 'string' || typeof member.id === 'number' ? member.id : null;
+  return errorResponse(id, {
+    code: ErrorCode.InvalidRequest,
+    message: 'invalid request: path method does not match body method',
+    data: { detail: `path says ${pathMethod}, body says ${member.method}` },
+  });
+}
+
+/** `initialize` answered over HTTP with sessions enabled: hand out a token in `_meta.session` (§5.2). */
+export function issueSessionToken(
+  value: unknown,
+  reply: ResponseMessage | ResponseMessage[] | null,
+  sessions: HttpSessionRegistry,
+): ResponseMessage | ResponseMessage[] | null {
+  if (reply === null || Array.isArray(reply) || !('result' in reply)) return reply;
+  if (!isJsonObject(value) || value.method !== 'initialize') return reply;
+  const meta = isJsonObject(reply.result._meta) ? reply.result._meta : {};
+  return { ...reply, result: { ...reply.result, _meta: { ...meta, session: sessions.open() } } };
+}

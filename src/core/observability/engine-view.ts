@@ -1,0 +1,17 @@
+/**
+ * What readiness and scrape-time metrics read about one engine: its live state, never its
+ * traffic. The upstream Engine satisfies it; tests can pass plain objects.
+ */
+export interface EngineView {
+  readonly id: string;
+  readonly status: string;
+  readonly queueDepth: number;
+  readonly activeCalls: number;
+  readonly breaker: { readonly currentState: string };
+}
+
+/** A metrics registry as the ops routes serve it (Prometheus text at `/metrics`). */
+export interface MetricsExposition {
+  readonly contentType: string;
+  expose(): Promise<string>;
+}

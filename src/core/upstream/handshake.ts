@@ -1,0 +1,45 @@
+/**
+ * The initialize handshake with an engine (§6): offer our protocol version and the frames we
+ * can take (`streaming`, `log`), and read back its identity and capabilities. An answer without
+ * a usable `protocolVersion` is malformed; a missing or odd `server` falls back to the engine id.
+ */
+import { PROTOCOL_VERSION, type Capabilities, type PeerInfo } from '../protocol/capabilities.js';
+import { isJsonObject } from '../protocol/jsonrpc.js';
+import { UpstreamError } from './errors.js';
+import type { UpstreamTransport } from './transport.js';
+
+export const CLIENT_VERSION = '0.1.0';
+
+export interface HandshakeOptions {
+  /** The gateway's name, as the client it presents to the engine. */
+  clientName: string;
+  /** The engine id: its name when it does not give one. */
+  engineId: string;
+  timeoutMs: number;
+  maxResponseBytes: number;
+}
+
+export interface Handshake {
+  server: PeerInfo;
+  capabilities: Capabilities;
+}
+
+export async function handshake(transport: UpstreamTransport, options: HandshakeOptions): Promise<Handshake> {
+  const result = await transport.call('initialize', {
+    protocolVersion: PROTOCOL_VERSION,
+    client: { name: options.clientName, version: CLIENT_VERSION },
+    capabilities: { streaming: {}, log: {} },
+  }, { timeoutMs: options.timeoutMs, maxResponseBytes: options.maxResponseBytes });
+  const version = result.protocolVersion;
+  if (typeof version !== 'number' || version < 1) throw new UpstreamError('malformed', 'initialize returned no usable protocolVersion');
+  const server = isJsonObject(result.server) && typeof result.server.name === 'string'
+    ? { name: result.server.name, ...(typeof result.server.version === 'string' ? { version: result.server.version } : {}) }
+    : { name: options.engineId };
+  const capabilities: Capabilities = {};
+  if (isJsonObject(result.capabilities)) {
+    for (const [key, value] of Object.entries(result.capabilities)) {
+      if (isJsonObject(value)) capabilities[key] = value;
+    }
+  }
+  return { server, capabilities };
+}

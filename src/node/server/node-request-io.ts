@@ -1,0 +1,110 @@
+/**
+ * Request reading on Node (@hono/node-server): the body is read off the node request itself and
+ * headers come from its raw list, so no web Request or body stream is built per call; the cap is
+ * checked on the declared length first and on the streamed bytes as they arrive. A request that
+ * did not come through the node listener (e.g. `app.fetch` called directly) is read the
+ * web-standard way.
+ */
+import type { HttpBindings } from '@hono/node-server';
+import type { Context } from 'hono';
+import { webRequestIo, type RequestIo } from '../../core/http/request-io.js';
+
+export type NodeHttpEnv = { Bindings: HttpBindings };
+type NodeContext = Context<NodeHttpEnv>;
+type IncomingMessage = HttpBindings['incoming'];
+
+const utf8 = new TextDecoder(); // as Request.text(): invalid bytes → U+FFFD, a leading BOM dropped
+
+export function nodeRequestIo(): RequestIo<NodeHttpEnv> {
+  const web = webRequestIo<NodeHttpEnv>();
+  return {
+    limitBody: (maxBytes, tooLarge) => {
+      const webLimit = web.limitBody(maxBytes, tooLarge);
+      return (c, next) => {
+        const incoming = incomingOf(c);
+        if (!incoming) return webLimit(c, next);
+        const declared = incoming.headers['content-length'];
+        if (declared !== undefined && incoming.headers['transfer-encoding'] === undefined && Number(declared) > maxBytes) {
+          return Promise.resolve(tooLarge());
+        }
+        return next();
+      };
+    },
+    readBody: (c, maxBytes) => {
+      const incoming = incomingOf(c);
+      return incoming ? readIncoming(incoming, maxBytes) : web.readBody(c, maxBytes);
+    },
+    headers: (c) => {
+      const incoming = incomingOf(c);
+      return incoming ? nodeHeaders(incoming.rawHeaders) : web.headers(c);
+    },
+    onClientGone: (c, gone) => {
+      const { outgoing } = bindingsOf(c);
+      if (!outgoing) return web.onClientGone(c, gone);
+      outgoing.once('close', () => {
+        if (!outgoing.writableFinished) gone();
+      });
+    },
+  };
+}
+
+/** The node request/response pair; absent when the app was not called by the node listener. */
+function bindingsOf(c: NodeContext): Partial<HttpBindings> {
+  return (c.env as HttpBindings | undefined) ?? {};
+}
+
+function incomingOf(c: NodeContext): IncomingMessage | undefined {
+  return bindingsOf(c).incoming;
+}
+
+/** The body as text, or undefined once it exceeds `maxBytes` (a chunked body has no declared length to check first). */
+function readIncoming(incoming: IncomingMessage, maxBytes: number): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (): void => {
+      incoming.off('data', onData);
+      incoming.off('end', onEnd);
+      incoming.off('error', onError);
+      incoming.off('close', onClose);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        done();
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      done();
+      resolve(utf8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
+    };
+    const onError = (err: Error): void => {
+      done();
+      reject(err);
+    };
+    const onClose = (): void => {
+      if (incoming.readableEnded) return onEnd();
+      done();
+      reject(new Error('client closed the connection before the body ended'));
+    };
+    incoming.on('data', onData);
+    incoming.on('end', onEnd);
+    incoming.on('error', onError);
+    incoming.on('close', onClose);
+  });
+}
+
+/** Lower-cased header map from node's raw [name, value, …] list; repeats joined with ", " as Headers does. */
+function nodeHeaders(raw: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i < raw.length; i += 2) {
+    const key = raw[i]!.toLowerCase();
+    if (key === '__proto__') continue; // not a header anyone sends; it would not land in a plain object
+    const value = raw[i + 1]!;
+    out[key] = Object.hasOwn(out, key) ? `${out[key]}, ${value}` : value;
+  }
+  return out;
+}

@@ -1,0 +1,58 @@
+/**
+ * The core hashes with @noble/hashes and draws randomness from getRandomValues (runtime-neutral);
+ * what it produces must equal what node:crypto produced before, so cursors and fingerprints
+ * issued by an earlier version, or by a replica running another version, stay valid.
+ */
+import { createHash, createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { cursorKey, openCursor, requestFingerprint, sealCursor, type CursorPayload } from '../../src/core/federation/cursor.js';
+import { dedupKey } from '../../src/core/federation/fusion/dedup.js';
+import { traceContext } from '../../src/core/federation/trace.js';
+
+const SECRET = 'a-shared-secret-of-some-length';
+
+/** A cursor sealed exactly as the node:crypto implementation did. */
+function nodeSealed(payload: CursorPayload): string {
+  const body = Buffer.from(JSON.stringify({ v: 1, ...payload }), 'utf8').toString('base64url');
+  const mac = createHmac('sha256', Buffer.from(SECRET)).update(body).digest().subarray(0, 16);
+  return `${body}.${mac.toString('base64url')}`;
+}
+
+describe('portable hashing matches node:crypto', () => {
+  const params = { query: 'naïve café', k: 3, filter: { year: { gte: 1960 } } };
+  const fingerprint = requestFingerprint(params, 'x-rcpgw');
+  const payload: CursorPayload = {
+    method: 'retrieve', fingerprint, expiresAt: 2_000_000_000_000,
+    position: { kind: 'fused', engines: ['a', 'ü'], depth: { a: 6, ü: 4 }, segment: 1, offset: 2 },
+  };
+
+  it('seals cursors byte for byte as before, and opens ones sealed before', () => {
+    expect(sealCursor(payload, cursorKey(SECRET))).toBe(nodeSealed(payload));
+    expect(openCursor(nodeSealed(payload), cursorKey(SECRET), { method: 'retrieve', fingerprint }, 1_000)).toEqual(payload);
+  });
+
+  it('fingerprints requests as before', () => {
+    const canonical = '{"filter":{"year":{"gte":1960}},"k":3,"query":"naïve café"}';
+    expect(fingerprint).toBe(createHash('sha256').update(canonical).digest('base64url').slice(0, 22));
+  });
+
+  it('keys content-hash dedup as before', () => {
+    const text = '  The  same\ntext ünïcode ';
+    const expected = `sha1:${createHash('sha1').update('The same text ünïcode').digest('base64url')}`;
+    expect(dedupKey({ id: 'x', score: 1, text }, 'content-hash')).toBe(expected);
+  });
+});
+
+describe('trace ids from getRandomValues', () => {
+  it('generates W3C-shaped, distinct trace and span ids', () => {
+    const ids = new Set<string>();
+    // Enough draws to wrap the pooled random buffer several times.
+    for (let i = 0; i < 1_000; i++) {
+      const trace = traceContext({}, undefined);
+      expect(trace.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+      expect(trace.traceparent.slice(3, 35)).toBe(trace.traceId);
+      ids.add(trace.traceId);
+    }
+    expect(ids.size).toBe(1_000);
+  });
+});
