@@ -1,19 +1,22 @@
 /**
  * The adapters behind the gateway, fused with a bundled RCP engine: a PostgreSQL adapter and an
- * SQLite adapter (standalone servers the gateway starts over stdio) next to the demo BM25 titles
- * engine, all over Cranfield. Fusion gets hits from every engine; the PostgreSQL server going
+ * SQLite adapter served in the gateway's own process (`"transport": "adapter"`: no child
+ * process; the SQLite file is seeded with Cranfield at first start) next to the demo BM25 titles
+ * engine over stdio, all over Cranfield. Fusion gets hits from every engine; the PostgreSQL server going
  * away mid-load costs no request (the other engines answer, the leg is reported -32010), opens
  * the breaker, and the engine recovers once the server is back.
  */
+import { execFile } from 'node:child_process';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { ensureCranfieldSqlite } from '../../src/demo/sqlite/cranfield.js';
 import { evaluateRun, loadCranfieldEval } from '../../src/demo/eval/cranfield.js';
 import { rpc } from '../support/http-client.js';
-import { GATEWAY_CLI, REPO_ROOT, tmpDir, writeConfig } from '../support/processes.js';
+import { REPO_ROOT } from '../support/processes.js';
 import { postgresBinaries, startPostgres, type PostgresServer } from '../support/postgres.js';
 import { suiteProcesses } from '../support/suite.js';
+import { schemaCrossCheck } from '../support/spec-validator.js';
 import { breakerState, catalog, waitUntil } from '../resilience/helpers.js';
 import { cranfieldPgConfig, figureLine, loadCranfieldIntoPg } from './cranfield-fixture.js';
 
@@ -24,6 +27,8 @@ const bin = postgresBinaries();
 const processes = suiteProcesses();
 let server: PostgresServer;
 let url: string;
+let gatewayPid: number;
+const run = promisify(execFile);
 
 function retrieve(query: string, engines?: string[], k = 10): Promise<Result> {
   const params = { query, k, ...(engines ? { _meta: { 'x-rcpgw': { engines } } } : {}) };
@@ -41,31 +46,34 @@ describe.skipIf(!bin)('adapters behind the gateway', () => {
     await client.connect();
     await loadCranfieldIntoPg((sql, params) => client.query(sql, params));
     await client.end();
-    const dir = tmpDir('rcp-adapters-gw-');
-    await ensureCranfieldSqlite(path.join(dir, 'cranfield.db'));
-    const pgConfig = writeConfig(dir, cranfieldPgConfig({ url: '${GW_TEST_PG_URL}' }, { ranking: 'ts_rank', normalization: 1 }), 'postgres.json');
-    const sqliteConfig = writeConfig(dir, { kind: 'sqlite', name: 'cranfield-sqlite', source: 'cranfield', path: './cranfield.db' }, 'sqlite.json');
-    const adapter = (kind: string, file: string): string[] => [process.execPath, GATEWAY_CLI, 'adapter', kind, '--config', file, '--stdio'];
     const gateway = await processes.gateway({
       engines: [
         { id: 'titles', transport: 'stdio', command: [process.execPath, path.join(REPO_ROOT, 'dist/demo/bm25/main.js'), '--view', 'title'] },
-        { id: 'postgres', transport: 'stdio', command: adapter('postgres', pgConfig), env: { GW_TEST_PG_URL: server.url } },
-        { id: 'sqlite', transport: 'stdio', command: adapter('sqlite', sqliteConfig) },
+        { id: 'postgres', transport: 'adapter', adapter: cranfieldPgConfig({ url: '${GW_TEST_PG_URL}' }, { ranking: 'ts_rank', normalization: 1 }) },
+        { id: 'sqlite', transport: 'adapter', adapter: { kind: 'sqlite', name: 'cranfield-sqlite', source: 'cranfield', path: './cache/cranfield.db', seed: 'cranfield' } },
       ],
       gateway: {
         deadlineMs: 5_000,
         breaker: { volumeThreshold: 3, errorThresholdPercentage: 25, rollingWindowMs: 5_000, resetTimeoutMs: 300, maxResetTimeoutMs: 1_000 },
         retry: { budgetRatio: 0, minPerWindow: 0, windowMs: 10_000 },
       },
-    });
+    }, { env: { ...process.env, GW_TEST_PG_URL: server.url } });
     url = gateway.url;
-    // The gateway listens before its stdio engines have started; wait until all three answer.
+    gatewayPid = gateway.proc.pid!;
+    // The gateway listens before its engines are started; wait until all three answer.
     await waitUntil('every engine ready', async () => [...(await catalog(url)).values()].every((engine) => engine._meta.status === 'ready'), 120_000)
       .catch(async (err: unknown) => {
         console.log(JSON.stringify([...(await catalog(url)).values()]), gateway.stderr().slice(-3_000));
         throw err;
       });
   }, 240_000);
+
+  it('serves the adapters in its own process: its only child is the stdio demo engine', async () => {
+    const { stdout } = await run('ps', ['-o', 'args=', '--ppid', String(gatewayPid)]);
+    const children = stdout.trim().split('\n');
+    expect(children).toHaveLength(1);
+    expect(children[0]).toContain('dist/demo/bm25/main.js');
+  });
 
   it('fuses the adapters with the demo engine: hits from all three, scores descending', async () => {
     const result = await retrieve('boundary layer transition on a flat plate', undefined, 20);
@@ -117,3 +125,5 @@ describe.skipIf(!bin)('adapters behind the gateway', () => {
     expect(byName.get('fused (3 engines)')!.ndcg10).toBeGreaterThan(weakest);
   }, 300_000);
 });
+
+schemaCrossCheck();
