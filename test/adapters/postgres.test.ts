@@ -67,6 +67,23 @@ describe.skipIf(!bin)('postgres (server): index use, configuration, errors', () 
     expect(down).toMatchObject({ code: 1, stdout: expect.stringContaining('NOT usable') });
   });
 
+  it('check-config probes an in-process adapter engine and reports the missing GIN index; a bad adapter entry is invalid config', async () => {
+    const dir = tmpDir('rcp-pg-gw-check-');
+    const file = writeConfig(dir, { engines: [
+      { id: 'indexed', transport: 'adapter', adapter: pgAdapterConfig({ url: '${TEST_PG_URL}' }) },
+      { id: 'bare', transport: 'adapter', adapter: pgAdapterConfig({ url: '${TEST_PG_URL}' }, 'unindexed') },
+    ] });
+    const { stdout } = await run(process.execPath, [GATEWAY_CLI, 'check-config', '--config', file], { env: { ...process.env, TEST_PG_URL: server!.url } });
+    expect(stdout).toMatch(/indexed\s+adapter\s+postgres docs\s+yes/);
+    expect(stdout).toContain('indexed: info: GIN index docs_fts serves the full-text search');
+    expect(stdout).toMatch(/bare: warning: no GIN index on unindexed .* CREATE INDEX ON "unindexed" USING gin/);
+    const invalid = writeConfig(dir, { engines: [{ id: 'x', transport: 'adapter', adapter: { kind: 'postgres', table: 'docs; drop', connection: { url: 'x' } } }] }, 'invalid.json');
+    const failed = await run(process.execPath, [GATEWAY_CLI, 'check-config', '--config', invalid, '--no-probe']).catch((err: { code: number; stderr: string }) => err);
+    expect(failed).toMatchObject({ code: 2 });
+    expect((failed as { stderr: string }).stderr).toMatch(/engines\[0\]\.adapter\.table: expected a table name/);
+    expect((failed as { stderr: string }).stderr).toMatch(/engines\[0\]\.adapter\.columns/);
+  });
+
   it('refuses to open a table or column that does not exist, and maps an unreachable server to -32010', async () => {
     await expect(openAdapter(parseAdapterConfig({ ...pgAdapterConfig({ url: server!.url }), table: 'nope' }), '/')).rejects.toMatchObject({ code: -32603 });
     await expect(openAdapter(parseAdapterConfig({ ...pgAdapterConfig({ url: server!.url }), filters: { colour: 'keyword' } }), '/')).rejects.toMatchObject({ code: -32603 });
