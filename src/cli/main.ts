@@ -31,6 +31,7 @@ Usage:
   rcp-gateway mcp-stdio [--config FILE]                     serve the gateway as an MCP server over stdin/stdout
   rcp-gateway check-config [--config FILE]                  validate a config and probe its engines
   rcp-gateway engines [--url URL]                           show live engine state of a running gateway
+  rcp-gateway adapter <postgres|sqlite> …                   serve a database as an RCP engine (--help)
 
 Run 'rcp-gateway <command> --help' for a command's options.
 `,

@@ -46,8 +46,13 @@ const PartialBreakerSchema = z.strictObject({
 const EngineSchema = z
   .looseObject({
     id: z.string().min(1, 'expected a non-empty engine id').regex(/^[A-Za-z0-9._:-]+$/, 'expected letters, digits, ".", "_", ":" or "-"'),
-    transport: z.enum(['http', 'stdio'], 'expected "http" or "stdio"'),
+    transport: z.enum(['http', 'stdio', 'adapter'], 'expected "http", "stdio" or "adapter"'),
     url: httpUrl.optional(),
+    /**
+     * A database adapter served in this process (transport "adapter"): `kind` plus its settings.
+     * The runtime validates the rest (node/config/load.ts), so the core stays free of drivers.
+     */
+    adapter: z.looseObject({ kind: z.string().min(1) }).optional(),
     command: z.array(z.string()).min(1, 'expected a non-empty command array').optional(),
     weight: z.number().finite().min(0, 'expected a weight ≥ 0').default(1),
     required: z.boolean().default(false),
@@ -72,6 +77,9 @@ const EngineSchema = z
     }
     if (engine.transport === 'stdio' && !engine.command) {
       ctx.addIssue({ code: 'custom', path: ['command'], message: 'expected a command array (required for transport "stdio")' });
+    }
+    if (engine.transport === 'adapter' && !engine.adapter) {
+      ctx.addIssue({ code: 'custom', path: ['adapter'], message: 'expected an adapter object with a kind (required for transport "adapter")' });
     }
   });
 export type EngineConfig = z.infer<typeof EngineSchema>;
@@ -102,7 +110,7 @@ export function routeEngineIds(route: RouteConfig | undefined): string[] | undef
   return typeof route.engines === 'string' ? [route.engines] : route.engines;
 }
 
-const GatewaySchema = z.strictObject({
+export const GatewaySchema = z.strictObject({
   name: z.string().min(1).default('rcp-gateway'),
   host: z.string().min(1).default('127.0.0.1'),
   port: z.int().min(0).max(65_535).default(8787),

@@ -1,11 +1,12 @@
 /**
- * Config loading: read, interpolate `${ENV}`, validate, resolve relative stdio commands against
- * the config file's folder. Errors name the exact path and problem.
+ * Config loading: read, interpolate `${ENV}`, validate (adapter engines with the adapter schema),
+ * resolve relative stdio commands and adapter paths against the config file's folder. Errors name the exact path and problem.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import type { z } from 'zod';
 import { ConfigSchema, type GatewayConfig } from '../../core/config/schema.js';
+import { validateAdapterEngines } from '../../adapters/engine-config.js';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[], readonly file?: string) {
@@ -36,8 +37,8 @@ function issueMessage(issue: z.core.$ZodIssue): string {
   return issue.message;
 }
 
-/** Replace `${NAME}` / `${NAME:-default}` in every string with environment values. */
-function interpolate(value: unknown, env: NodeJS.ProcessEnv, problems: string[], path: string): unknown {
+/** Replace `${NAME}` / `${NAME:-default}` in every string with environment values (also used for adapter configs). */
+export function interpolate(value: unknown, env: NodeJS.ProcessEnv, problems: string[], path: string): unknown {
   if (typeof value === 'string') {
     return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_match, name: string, fallback: string | undefined) => {
       const found = env[name];
@@ -73,6 +74,8 @@ export function parseConfig(raw: unknown, options: { file?: string; baseDir: str
     engine.command = [resolvedProgram, ...args.map((arg) => (arg.startsWith('./') || arg.startsWith('../') ? resolve(options.baseDir, arg) : arg))];
     engine.cwd = engine.cwd ? resolve(options.baseDir, engine.cwd) : options.baseDir;
   }
+  const adapterProblems = validateAdapterEngines(config.engines, options.baseDir);
+  if (adapterProblems.length > 0) throw new ConfigError(adapterProblems, options.file);
   return { config, file: options.file, baseDir: options.baseDir };
 }
 
