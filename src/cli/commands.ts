@@ -1,10 +1,11 @@
 /**
- * Operator commands beyond serving: check-config, engines. Loaded on demand by cli.ts.
+ * Operator commands beyond serving: check-config, engines, eval. Loaded on demand by cli.ts.
  */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkConfig } from './check-config.js';
 import { engines } from './engines.js';
+import { evalCommand } from './eval.js';
 
 const DEFAULT_CONFIG = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../config/default.json');
 
@@ -17,6 +18,9 @@ export async function run(command: string, argv: string[]): Promise<boolean> {
       break;
     case 'engines':
       code = await engines(argv);
+      break;
+    case 'eval':
+      code = await evalCommand(argv, DEFAULT_CONFIG);
       break;
     default:
       return false;
