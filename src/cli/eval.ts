@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../node/config/load.js';
-import { GATEWAY_ARM, armDepth } from '../evaluation/arm-fusion.js';
+import { GATEWAY_ARM, listDepth } from '../evaluation/arm-fusion.js';
 import type { Backend } from '../evaluation/backend.js';
 import { HttpArm } from '../evaluation/http-backend.js';
 import { InProcessGateway } from '../evaluation/in-process.js';
@@ -132,8 +132,8 @@ async function openBackends(values: Values, k: number, defaultConfig: string, ba
 }
 
 async function startInProcess(values: Values, k: number, defaultConfig: string): Promise<InProcessGateway> {
-  // Deep enough for the largest fusionHeadroom an arm may have (the schema's maximum, 10).
-  return InProcessGateway.start(values.config ?? defaultConfig, { ...(values.arm ? { only: values.arm } : {}), maxDepth: armDepth({ fusionHeadroom: 10 }, k) });
+  // maxK high enough for two windows at the largest fusionHeadroom an arm may have (the schema's 10).
+  return InProcessGateway.start(values.config ?? defaultConfig, { ...(values.arm ? { only: values.arm } : {}), maxDepth: listDepth([{ fusionHeadroom: 10 }], [{ engine: '' }], k) });
 }
 
 async function runEval(values: Values, inputs: EvalInputs, defaultConfig: string, backends: Backend[]): Promise<number> {
@@ -190,7 +190,7 @@ async function runTune(values: Values, inputs: EvalInputs, defaultConfig: string
   if (metric === undefined) throw new UsageError(`--metric expects ndcg, p, recall, mrr or map, got "${metricKey}"`);
   const gateway = await startInProcess({ ...values, arm: [GATEWAY_ARM] }, k, defaultConfig);
   try {
-    const depth = armDepth({ fusionHeadroom: Math.max(...DEFAULT_SPACE.headrooms) }, k);
+    const depth = listDepth(DEFAULT_SPACE.headrooms.map((fusionHeadroom) => ({ fusionHeadroom })), gateway.engineLimits, k);
     const fetched = await forEachQuery(inputs.queries, async (query, budget) => {
       const { lists, errors } = await gateway.engineLists(query, depth, budget);
       if (lists.size === 0) throw new Error([...errors.values()].map((e) => e.message).join('; '));
@@ -200,7 +200,7 @@ async function runTune(values: Values, inputs: EvalInputs, defaultConfig: string
     const queryIds = evaluatedQueries(inputs.queries, inputs.judgements);
     const folds = intOption(values, 'folds', 5, 2);
     const seed = intOption(values, 'seed', 1, 0);
-    const report = tune({ base: gateway.resolvedArms[0]!, lists, judgements: inputs.judgements, queryIds, metric, k, folds, seed });
+    const report = await tune({ base: gateway.resolvedArms[0]!, lists, judgements: inputs.judgements, queryIds, metric, k, folds, seed });
     const summary = { report, queries: queryIds.length, folds, seed };
     process.stdout.write(values.json ? tuneJson(summary) : tuneText(summary));
     const failed = inputs.queries.length - lists.size;

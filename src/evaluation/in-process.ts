@@ -11,9 +11,12 @@ import type { GatewayConfig } from '../core/config/schema.js';
 import type { CallContext } from '../core/service/contract.js';
 import type { EngineHit } from '../core/federation/fusion/types.js';
 import { isJsonObject, type JsonObject } from '../core/protocol/jsonrpc.js';
-import { armDepth, configArms, fuseArm, type EngineList, type ResolvedArm } from './arm-fusion.js';
+import { configArms, fuseArm, listDepth, type EngineLimits, type EngineList, type ResolvedArm } from './arm-fusion.js';
 import type { ArmAnswers, Backend, QueryBudget } from './backend.js';
 import type { Query } from './trec.js';
+
+/** How long an engine may take to become ready before the evaluation gives up on it. */
+const STARTUP_WAIT_MS = 60_000;
 
 export class InProcessGateway implements Backend {
   private requestId = 0;
@@ -45,7 +48,24 @@ export class InProcessGateway implements Backend {
       await gateway.stop();
       throw err;
     }
-    return new InProcessGateway(gateway, config, arms);
+    const evaluator = new InProcessGateway(gateway, config, arms);
+    await evaluator.waitForEngines();
+    return evaluator;
+  }
+
+  /**
+   * An engine that is slow to come up (or down and restarting) would fail every query it is asked
+   * in the meantime: wait until each engine the arms use is ready, or fail naming it.
+   */
+  private async waitForEngines(): Promise<void> {
+    const used = new Set(this.engineIds);
+    const engines = this.gateway.engines.filter((engine) => used.has(engine.id));
+    const ready = await Promise.all(engines.map((engine) => engine.waitReady(STARTUP_WAIT_MS)));
+    const late = engines.filter((_, i) => !ready[i]);
+    if (late.length > 0) {
+      await this.gateway.stop();
+      throw new Error(`engine(s) not ready after ${STARTUP_WAIT_MS / 1000} s: ${late.map((e) => `${e.id} (${e.status}${e.lastError ? `: ${e.lastError}` : ''})`).join(', ')}`);
+    }
   }
 
   get arms(): string[] {
@@ -58,12 +78,20 @@ export class InProcessGateway implements Backend {
     return this.config.engines.map((engine) => engine.id).filter((id) => used.has(id));
   }
 
+  /** Each engine's advertised maxK (once started), which bounds the depth the gateway asks it for. */
+  get engineLimits(): EngineLimits[] {
+    return this.engineIds.map((id) => {
+      const maxK = this.gateway.engines.find((engine) => engine.id === id)?.capabilities?.retrieve?.maxK;
+      return { engine: id, ...(typeof maxK === 'number' ? { maxK } : {}) };
+    });
+  }
+
   async answer(query: Query, k: number, budget: QueryBudget): Promise<ArmAnswers> {
-    const depth = Math.max(...this.resolvedArms.map((arm) => armDepth(arm, k)));
+    const depth = listDepth(this.resolvedArms, this.engineLimits, k);
     const { lists, errors } = await this.engineLists(query, depth, budget, this.engineIds);
     const answers: ArmAnswers = new Map();
     for (const arm of this.resolvedArms) {
-      const hits = fuseArm(arm, lists, k);
+      const hits = await fuseArm(arm, lists, k);
       answers.set(arm.name, hits === undefined
         ? new Error(arm.engines.map((id) => `${id}: ${errors.get(id)?.message ?? 'no answer'}`).join('; '))
         : hits.map((hit) => ({ id: String(hit.id), score: hit.score })));
@@ -80,8 +108,10 @@ export class InProcessGateway implements Backend {
         // RRF over one list keeps the engine's own order, whatever the gateway's default strategy.
         const params: JsonObject = { query: query.text, k: depth, _meta: { 'x-rcpgw': { engines: [id], fusion: 'rrf' } } };
         const result = await this.gateway.call('retrieve', params, this.context(budget));
-        const floor = this.gateway.engines.find((engine) => engine.id === id)?.capabilities?.retrieve?.scoreFloor;
-        lists.set(id, { engine: id, hits: rawHits(result), ...(typeof floor === 'number' ? { scoreFloor: floor } : {}) });
+        const cap = this.gateway.engines.find((engine) => engine.id === id)?.capabilities?.retrieve;
+        const floor = cap?.scoreFloor;
+        const maxK = cap?.maxK;
+        lists.set(id, { engine: id, hits: rawHits(result), ...(typeof floor === 'number' ? { scoreFloor: floor } : {}), ...(typeof maxK === 'number' ? { maxK } : {}) });
       } catch (err) {
         errors.set(id, err instanceof Error ? err : new Error(String(err)));
       }

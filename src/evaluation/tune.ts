@@ -93,10 +93,10 @@ export interface TuneReport {
   folds: FoldResult[];
 }
 
-export function tune(input: TuneInput): TuneReport {
+export async function tune(input: TuneInput): Promise<TuneReport> {
   if (input.folds < 2 || input.folds > input.queryIds.length) throw new RangeError(`folds must lie in 2..${input.queryIds.length}, got ${input.folds}`);
   const candidates = candidateArms(input.base, input.space);
-  const scores = scoreMatrix(candidates, input);
+  const scores = await scoreMatrix(candidates, input);
   const n = input.queryIds.length;
   const meanOver = (c: number, rows: readonly number[]): number => rows.reduce((sum, q) => sum + scores[c]![q]!, 0) / Math.max(1, rows.length);
   const argmax = (rows: readonly number[]): number => {
@@ -133,16 +133,17 @@ export function tune(input: TuneInput): TuneReport {
 }
 
 /** scores[candidate][query] of the metric. */
-function scoreMatrix(candidates: readonly ResolvedArm[], input: TuneInput): Float64Array[] {
+async function scoreMatrix(candidates: readonly ResolvedArm[], input: TuneInput): Promise<Float64Array[]> {
   const scores = candidates.map(() => new Float64Array(input.queryIds.length));
-  input.queryIds.forEach((qid, q) => {
+  for (let q = 0; q < input.queryIds.length; q++) {
+    const qid = input.queryIds[q]!;
     const lists = input.lists.get(qid);
-    if (lists === undefined) return; // failed query: 0 for everyone
+    if (lists === undefined) continue; // failed query: 0 for everyone
     const judged = input.judgements.get(qid)!;
-    candidates.forEach((arm, c) => {
-      const hits = fuseArm(arm, lists, input.k);
+    for (let c = 0; c < candidates.length; c++) {
+      const hits = await fuseArm(candidates[c]!, lists, input.k);
       scores[c]![q] = hits === undefined ? 0 : input.metric.score(hits.map((hit) => String(hit.id)), judged);
-    });
-  });
+    }
+  }
   return scores;
 }
