@@ -10,7 +10,7 @@
  */
 import type { FusionMethod } from '../core/federation/fusion/types.js';
 import { seededRandom, shuffled } from '../core/experiments/random.js';
-import { fuseArm, type EngineList, type ResolvedArm } from './arm-fusion.js';
+import { fuseArm, windowOf, type EngineList, type ResolvedArm } from './arm-fusion.js';
 import type { Metric } from './scoring.js';
 import type { Judgements } from './trec.js';
 
@@ -132,6 +132,12 @@ export async function tune(input: TuneInput): Promise<TuneReport> {
   };
 }
 
+/** Everything fuseArm reads of an arm, with the depth as the engine windows it yields. */
+function fusionKey(arm: ResolvedArm, lists: ReadonlyMap<string, EngineList>, k: number): string {
+  const windows = arm.engines.map((id) => (lists.has(id) ? windowOf(arm, lists.get(id)!, k) : 0));
+  return JSON.stringify([arm.fusion, arm.fusion === 'rrf' ? arm.rrfK : 0, arm.dedup, arm.engines.map((id) => arm.weights[id]), windows]);
+}
+
 /** scores[candidate][query] of the metric. */
 async function scoreMatrix(candidates: readonly ResolvedArm[], input: TuneInput): Promise<Float64Array[]> {
   const scores = candidates.map(() => new Float64Array(input.queryIds.length));
@@ -140,9 +146,18 @@ async function scoreMatrix(candidates: readonly ResolvedArm[], input: TuneInput)
     const lists = input.lists.get(qid);
     if (lists === undefined) continue; // failed query: 0 for everyone
     const judged = input.judgements.get(qid)!;
+    // Candidates that differ only in depth fuse identically once the engine's maxK caps the windows.
+    const seen = new Map<string, number>();
     for (let c = 0; c < candidates.length; c++) {
-      const hits = await fuseArm(candidates[c]!, lists, input.k);
-      scores[c]![q] = hits === undefined ? 0 : input.metric.score(hits.map((hit) => String(hit.id)), judged);
+      const arm = candidates[c]!;
+      const key = fusionKey(arm, lists, input.k);
+      let score = seen.get(key);
+      if (score === undefined) {
+        const hits = await fuseArm(arm, lists, input.k);
+        score = hits === undefined ? 0 : input.metric.score(hits.map((hit) => String(hit.id)), judged);
+        seen.set(key, score);
+      }
+      scores[c]![q] = score;
     }
   }
   return scores;
