@@ -9,7 +9,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../node/config/load.js';
 import { GATEWAY_ARM, listDepth } from '../evaluation/arm-fusion.js';
-import type { Backend } from '../evaluation/backend.js';
+import { UsageError, type Backend } from '../evaluation/backend.js';
 import { HttpArm } from '../evaluation/http-backend.js';
 import { InProcessGateway } from '../evaluation/in-process.js';
 import { loadInputs, loadRunFile, type EvalInputs } from '../evaluation/inputs.js';
@@ -54,8 +54,6 @@ Tuning (in process, --config arms only):
   --folds N            folds (default 5)
   --metric M           ndcg | p | recall | mrr | map (default ndcg)
 `;
-
-class UsageError extends Error {}
 
 const OPTIONS = {
   config: { type: 'string' }, arm: { type: 'string', multiple: true }, url: { type: 'string', multiple: true },

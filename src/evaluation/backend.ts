@@ -16,3 +16,8 @@ export interface Backend {
   answer(query: Query, k: number, budget: QueryBudget): Promise<ArmAnswers>;
   close(): Promise<void>;
 }
+
+/** A mistake in how the evaluation was asked for (exit code 2), as opposed to a source failing. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}

@@ -12,7 +12,7 @@ import type { CallContext } from '../core/service/contract.js';
 import type { EngineHit } from '../core/federation/fusion/types.js';
 import { isJsonObject, type JsonObject } from '../core/protocol/jsonrpc.js';
 import { configArms, fuseArm, listDepth, type EngineLimits, type EngineList, type ResolvedArm } from './arm-fusion.js';
-import type { ArmAnswers, Backend, QueryBudget } from './backend.js';
+import { UsageError, type ArmAnswers, type Backend, type QueryBudget } from './backend.js';
 import type { Query } from './trec.js';
 
 /** How long an engine may take to become ready before the evaluation gives up on it. */
@@ -37,7 +37,7 @@ export class InProcessGateway implements Backend {
     const all = configArms(config);
     const arms = options.only === undefined ? all : options.only.map((name) => {
       const arm = all.find((a) => a.name === name);
-      if (!arm) throw new Error(`unknown arm "${name}" (this config has: ${all.map((a) => a.name).join(', ')})`);
+      if (!arm) throw new UsageError(`unknown arm "${name}" (this config has: ${all.map((a) => a.name).join(', ')})`);
       return arm;
     });
     config.gateway.maxK = Math.max(config.gateway.maxK, options.maxDepth);
