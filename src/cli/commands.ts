@@ -5,7 +5,6 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkConfig } from './check-config.js';
 import { engines } from './engines.js';
-import { evalCommand } from './eval.js';
 
 const DEFAULT_CONFIG = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../config/default.json');
 
@@ -19,9 +18,12 @@ export async function run(command: string, argv: string[]): Promise<boolean> {
     case 'engines':
       code = await engines(argv);
       break;
-    case 'eval':
+    case 'eval': {
+      // Loaded on demand: it brings the evaluation modules the other commands do not need.
+      const { evalCommand } = await import('./eval.js');
       code = await evalCommand(argv, DEFAULT_CONFIG);
       break;
+    }
     default:
       return false;
   }

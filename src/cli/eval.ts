@@ -123,8 +123,8 @@ async function openBackends(values: Values, k: number, defaultConfig: string, ba
   } else if (values.arm !== undefined) {
     throw new UsageError('--arm selects arms of --config');
   }
-  for (const spec of urls) {
-    const [name, url] = named(spec, urls.length === 1 ? 'url' : `url${backends.length + 1}`);
+  for (const [i, spec] of urls.entries()) {
+    const [name, url] = named(spec, urls.length === 1 ? 'url' : `url${i + 1}`);
     backends.push(await HttpArm.connect(name, url, deadlineMs));
   }
 }

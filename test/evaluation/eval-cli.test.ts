@@ -41,8 +41,35 @@ function means(json: EvalJson, arm: string): Record<string, number> {
   return found.means;
 }
 
+/** Resolves once the gateway has logged "engine ready" for every id (its stderr carries JSON log lines). */
+function enginesReady(handle: GatewayHandle, ids: readonly string[], timeoutMs: number): Promise<void> {
+  const ready = (): boolean => {
+    const seen = new Set<string>();
+    for (const line of handle.stderr().split('\n')) {
+      try {
+        const entry = JSON.parse(line) as { msg?: string; engine?: string };
+        if (entry.msg === 'engine ready' && entry.engine) seen.add(entry.engine);
+      } catch { /* not a log line */ }
+    }
+    return ids.every((id) => seen.has(id));
+  };
+  if (ready()) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`engines not ready after ${timeoutMs} ms:\n${handle.stderr()}`)), timeoutMs);
+    const check = (): void => {
+      if (!ready()) return;
+      clearTimeout(timer);
+      handle.proc.stderr.off('data', check);
+      resolve();
+    };
+    handle.proc.stderr.on('data', check);
+  });
+}
+
 beforeAll(async () => {
   gateway = await startGateway({ configFile: DEFAULT_CONFIG });
+  // Under load the engines may still be building their indexes when the listener is up.
+  await enginesReady(gateway, ['titles', 'abstracts'], 120_000);
   const { queries } = loadCranfieldEval();
   for (const [name, engines] of Object.entries(ARMS)) {
     const run = new Map<string, string[]>();
@@ -50,6 +77,7 @@ beforeAll(async () => {
       await Promise.all(queries.slice(i, i + 8).map(async (query) => {
         const params = { query: query.text, k: 100, ...(engines ? { _meta: { 'x-rcpgw': { engines } } } : {}) };
         const res = await rpc<{ hits: Hit[] }>(gateway.url, 'retrieve', params, { validate: false });
+        if (!res.result) throw new Error(`retrieve failed for query ${query.id}: ${JSON.stringify(res.error)}`);
         run.set(query.id, res.result!.hits.map((h) => String(h.id)));
       }));
     }
