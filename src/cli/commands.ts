@@ -1,5 +1,5 @@
 /**
- * Operator commands beyond serving: check-config, engines, adapter. Loaded on demand by cli.ts.
+ * Operator commands beyond serving: check-config, engines, adapter, eval. Loaded on demand by cli.ts.
  */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +22,12 @@ export async function run(command: string, argv: string[]): Promise<boolean> {
     case 'adapter':
       code = await adapterCommand(argv);
       break;
+    case 'eval': {
+      // Loaded on demand: it brings the evaluation modules the other commands do not need.
+      const { evalCommand } = await import('./eval.js');
+      code = await evalCommand(argv, DEFAULT_CONFIG);
+      break;
+    }
     default:
       return false;
   }

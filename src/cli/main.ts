@@ -32,6 +32,7 @@ Usage:
   rcp-gateway check-config [--config FILE]                  validate a config and probe its engines
   rcp-gateway engines [--url URL]                           show live engine state of a running gateway
   rcp-gateway adapter <postgres|sqlite> …                   serve a database as an RCP engine (--help)
+  rcp-gateway eval [--config FILE | --url URL] [--tune]     evaluate retrieval arms on judged queries
 
 Run 'rcp-gateway <command> --help' for a command's options.
 `,

@@ -4,6 +4,7 @@
  * problem is reported as `path: message` (e.g. `engines[1].url: expected an http(s) URL`).
  */
 import { z } from 'zod';
+import { ExperimentsSchema, armEngineProblems } from '../experiments/arms.js';
 
 const httpUrl = z.string().refine((value) => {
   try {
@@ -188,6 +189,8 @@ export const GatewaySchema = z.strictObject({
   metrics: z
     .strictObject({ enabled: z.boolean().default(true), port: z.int().min(0).max(65_535).optional() })
     .default({ enabled: true }),
+  /** Arms and A/B experiments (core/experiments/arms.ts); none by default. */
+  experiments: ExperimentsSchema.optional(),
 });
 export type GatewaySettings = z.infer<typeof GatewaySchema>;
 
@@ -208,6 +211,10 @@ export const ConfigSchema = z.looseObject({
     for (const id of routeEngineIds(target) ?? []) {
       if (!seen.has(id)) ctx.addIssue({ code: 'custom', path: ['gateway', 'routes', method], message: `unknown engine id "${id}"` });
     }
+  }
+  const experiments = config.gateway.experiments;
+  for (const problem of experiments ? armEngineProblems(experiments, seen) : []) {
+    ctx.addIssue({ code: 'custom', path: ['gateway', 'experiments', ...problem.path], message: problem.message });
   }
 });
 export type GatewayConfig = z.infer<typeof ConfigSchema>;
