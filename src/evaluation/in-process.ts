@@ -7,6 +7,7 @@
 import { loadConfigFile } from '../node/config/load.js';
 import { createLogger } from '../node/observability/log.js';
 import { Gateway } from '../core/gateway/gateway.js';
+import { nodeTransports } from '../node/upstream/factory.js';
 import type { GatewayConfig } from '../core/config/schema.js';
 import type { CallContext } from '../core/service/contract.js';
 import type { EngineHit } from '../core/federation/fusion/types.js';
@@ -41,7 +42,7 @@ export class InProcessGateway implements Backend {
       return arm;
     });
     config.gateway.maxK = Math.max(config.gateway.maxK, options.maxDepth);
-    const gateway = new Gateway(config, { logger: createLogger({ level: 'error', format: 'json' }) });
+    const gateway = new Gateway(config, { logger: createLogger({ level: 'error', format: 'json' }), transports: nodeTransports });
     try {
       await gateway.start();
     } catch (err) {
