@@ -83,7 +83,7 @@ beforeAll(async () => {
     }
     reference.set(name, run);
   }
-}, 240_000);
+}, 600_000);
 
 afterAll(async () => {
   await gateway?.stop();
@@ -113,7 +113,7 @@ describe('rcp-gateway eval on Cranfield', () => {
     const fusedVsTitles = inProcess.comparisons.find((c) => c.arm === 'fused' && c.label === 'nDCG@10')!;
     expect(fusedVsTitles.pRandomisation).toBeLessThan(0.05);
     expect(fusedVsTitles.pTTest).toBeLessThan(0.05);
-  }, 240_000);
+  }, 600_000);
 
   it('over HTTP (--url) against the served gateway: the fused figures', async () => {
     const result = await cli(['--json', '--url', `fused=${gateway.url}`, '--trials', '100']);
@@ -149,7 +149,7 @@ describe('rcp-gateway eval on Cranfield', () => {
     expect(Number.isFinite(json.tuned.crossValidated)).toBe(true);
     expect(json.perFold).toHaveLength(5);
     expect(ArmSchema.safeParse(json.tuned.arm).success).toBe(true);
-  }, 240_000);
+  }, 600_000);
 });
 
 describe('rcp-gateway eval errors', () => {
