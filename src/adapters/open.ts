@@ -4,7 +4,7 @@
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { interpolate } from '../node/config/load.js';
+import { interpolate } from '../core/config/validate.js';
 import type { RcpService } from '../core/service/contract.js';
 import type { AdapterBackend, InspectionNote } from './backend.js';
 import { AdapterConfigSchema, type AdapterConfig, type SqliteAdapterConfig } from './config.js';

@@ -7,6 +7,7 @@
  */
 import type { GatewayConfig } from '../core/config/schema.js';
 import { ConfigError, validateConfig, type ConfigEnv } from '../core/config/validate.js';
+import { isJsonObject } from '../core/protocol/jsonrpc.js';
 
 export interface EdgeConfigRules {
   /** Many isolates serve one deployment: cursors need a shared secret (Workers). */
@@ -23,14 +24,32 @@ export function edgeConfig(source: string | object, env: ConfigEnv, rules: EdgeC
       throw new ConfigError([`not valid JSON: ${(err as Error).message}`], origin);
     }
   }
-  const config = validateConfig(raw, env, origin);
+  // The edge's own rules read the raw entries, so they are reported with the schema's problems, not after them.
+  const edgeProblems = edgeRuleProblems(raw, rules);
+  let config: GatewayConfig;
+  try {
+    config = validateConfig(raw, env, origin);
+  } catch (err) {
+    if (err instanceof ConfigError && edgeProblems.length > 0) throw new ConfigError([...err.problems, ...edgeProblems], origin);
+    throw err;
+  }
+  if (edgeProblems.length > 0) throw new ConfigError(edgeProblems, origin);
+  return config;
+}
+
+function edgeRuleProblems(raw: unknown, rules: EdgeConfigRules): string[] {
   const problems: string[] = [];
-  config.engines.forEach((engine, index) => {
-    if (engine.transport === 'stdio') problems.push(`engines[${index}].transport: stdio engines cannot run at the edge (no child processes); serve "${engine.id}" over HTTP`);
-  });
-  if (rules.requireCursorSecret && config.gateway.cursorSecret === undefined) {
+  const config = isJsonObject(raw) ? raw : {};
+  if (Array.isArray(config.engines)) {
+    config.engines.forEach((engine, index) => {
+      if (isJsonObject(engine) && engine.transport === 'stdio') {
+        problems.push(`engines[${index}].transport: stdio engines cannot run at the edge (no child processes); serve "${String(engine.id)}" over HTTP`);
+      }
+    });
+  }
+  const gateway = isJsonObject(config.gateway) ? config.gateway : {};
+  if (rules.requireCursorSecret && gateway.cursorSecret === undefined) {
     problems.push('gateway.cursorSecret: required at the edge: every isolate must sign and verify pagination cursors with the same key (set it from a secret, e.g. "${RCPGW_CURSOR_SECRET}")');
   }
-  if (problems.length > 0) throw new ConfigError(problems, origin);
-  return config;
+  return problems;
 }

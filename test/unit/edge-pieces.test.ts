@@ -37,6 +37,15 @@ describe('edge config', () => {
     ]);
   });
 
+  it('reports the edge rules together with the schema problems', () => {
+    const raw = { engines: [{ id: 'bad', transport: 'http', url: 'ftp://nope' }, { id: 'local', transport: 'stdio', command: ['node', 'engine.js'] }] };
+    expect(problemsOf(() => edgeConfig(raw, {}, RULES))).toEqual([
+      'engines[0].url: expected an http(s) URL',
+      expect.stringMatching(/^engines\[1\]\.transport: stdio engines cannot run at the edge/),
+      expect.stringMatching(/^gateway\.cursorSecret: required at the edge/),
+    ]);
+  });
+
   it('requires a cursor secret where isolates must agree on it, and only there', () => {
     const raw = { engines: [HTTP_ENGINE] };
     expect(problemsOf(() => edgeConfig(raw, {}, RULES))).toEqual([expect.stringMatching(/^gateway\.cursorSecret: required at the edge/)]);
