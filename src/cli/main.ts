@@ -7,13 +7,15 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfigFile, type LoadedConfig } from '../node/config/load.js';
 import { createLogger, type Logger } from '../node/observability/log.js';
+import type { GatewaySettings } from '../core/config/schema.js';
 import { Gateway } from '../core/gateway/gateway.js';
+import type { RcpService } from '../core/service/contract.js';
 import { AdmissionGate } from '../core/session/admission.js';
 import { CatalogWatchService } from '../mcp/catalog/rcp-watch.js';
 import { McpFacade } from '../mcp/facade.js';
 import { McpHttpEndpoint } from '../mcp/http.js';
 import { serveMcpStdio } from '../mcp/stdio.js';
-import { startHttpServer } from '../node/server/listen.js';
+import { startHttpServer, type BesideMount } from '../node/server/listen.js';
 import { serveStdio } from '../node/server/stdio.js';
 import { Operations } from '../node/operations.js';
 import { nodeTransports } from '../node/upstream/factory.js';
@@ -103,17 +105,8 @@ async function serve(argv: string[]): Promise<void> {
   }
   const mcp = mcpFacade(settings.name, logger);
   const { ops, gateway } = await startGatewayOrExit(loaded, logger, mcp);
-  const service = ops.attach(gateway);
-  // RCP clients also get the catalog changes, as the vendor method x-rcpgw/catalog/watch.
-  const rcpService = new CatalogWatchService(service, mcp.watch);
-  let mcpHttp: McpHttpEndpoint | undefined;
-  const server = await startHttpServer(rcpService, settings, logger, ops.httpOptions(), (app, shared) => {
-    mcpHttp = new McpHttpEndpoint(mcp, {
-      service, session: { ...ops.sessionOptions(), ...shared }, host: settings.host, maxBodyBytes: settings.maxBodyBytes,
-      keepAliveMs: settings.sseHeartbeatMs, onError: (err) => logger.debug({ err: err.message }, 'mcp'),
-    });
-    mcpHttp.mount(app);
-  });
+  const beside = mcpBesideRcp(mcp, ops.attach(gateway), ops, settings, logger);
+  const server = await startHttpServer(beside.rcpService, settings, logger, ops.httpOptions(), beside.mount);
   // A reload keeps the listener's command-line host/port (they are restart-only anyway).
   await ops.startSidecars(loaded.file, (next) => Object.assign(next.gateway, {
     host: settings.host, port: settings.port,
@@ -129,15 +122,10 @@ async function serve(argv: string[]): Promise<void> {
     // /readyz answers 503 from here on; the listener keeps serving for drainDelayMs (lame duck)
     // so load balancers watching /readyz take this replica out before it stops accepting.
     ops.markDraining();
-    rcpService.close(); // catalog watches answer now, so their streams end before the drain
     // Last resort should an engine refuse to stop: the drain and engine stop are bounded anyway.
     setTimeout(() => process.exit(0), settings.drainDelayMs + settings.drainTimeoutMs + 15_000).unref();
     const lameDuck = new Promise<void>((resolve) => setTimeout(resolve, settings.drainDelayMs));
-    // MCP tool calls drain with the RCP ones (shared gate); MCP listen streams then end cleanly.
-    void lameDuck.then(() => Promise.all([server.close(settings.drainTimeoutMs), mcpHttp?.close(settings.drainTimeoutMs)])).then(() => {
-      mcp.close();
-      return gateway.stop();
-    }).then(() => ops.close()).then(() => {
+    void lameDuck.then(() => Promise.all([beside.close(settings.drainTimeoutMs), server.close(settings.drainTimeoutMs)])).then(() => gateway.stop()).then(() => ops.close()).then(() => {
       logger.flush?.();
       process.exit(0);
     });
@@ -164,6 +152,36 @@ async function startGatewayOrExit(loaded: LoadedConfig, logger: Logger, mcp?: Mc
     ops.onReload(() => mcp.catalogChanged());
   }
   return { ops, gateway };
+}
+
+/**
+ * What `serve` offers beside plain RCP: the MCP endpoint at /mcp (tool calls share the listener's
+ * admission gate and shutdown registry) and, for RCP clients, x-rcpgw/catalog/watch.
+ */
+function mcpBesideRcp(mcp: McpFacade, service: RcpService, ops: Operations, settings: GatewaySettings, logger: Logger): {
+  rcpService: CatalogWatchService;
+  mount: BesideMount;
+  close: (drainTimeoutMs: number) => Promise<void>;
+} {
+  const rcpService = new CatalogWatchService(service, mcp.watch);
+  let endpoint: McpHttpEndpoint | undefined;
+  return {
+    rcpService,
+    mount: (app, shared) => {
+      endpoint = new McpHttpEndpoint(mcp, {
+        service, session: { ...ops.sessionOptions(), ...shared }, host: settings.host, maxBodyBytes: settings.maxBodyBytes,
+        keepAliveMs: settings.sseHeartbeatMs, onError: (err) => logger.debug({ err: err.message }, 'mcp'),
+      });
+      endpoint.mount(app);
+    },
+    // Catalog watches answer at once, so their streams end before the drain; MCP tool calls drain
+    // with the RCP ones (shared gate), then the MCP listen streams end with their final result.
+    close: async (drainTimeoutMs) => {
+      rcpService.close();
+      await endpoint?.close(drainTimeoutMs);
+      mcp.close();
+    },
+  };
 }
 
 function mcpFacade(name: string, logger: Logger): McpFacade {

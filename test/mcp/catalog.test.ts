@@ -62,7 +62,7 @@ beforeAll(async () => {
   notes = NoteLog.of(client);
 });
 
-afterAll(() => client.close());
+afterAll(() => client?.close());
 
 describe('subscriptions/listen over Streamable HTTP', () => {
   it('acknowledges the filter the gateway can honour', async () => {
