@@ -124,7 +124,7 @@ async function serve(argv: string[]): Promise<void> {
     ops.markDraining();
     // Last resort should an engine refuse to stop: the drain and engine stop are bounded anyway.
     setTimeout(() => process.exit(0), settings.drainDelayMs + settings.drainTimeoutMs + 15_000).unref();
-    const lameDuck = new Promise<void>((resolve) => setTimeout(resolve, settings.drainDelayMs));
+    const lameDuck = settings.drainDelayMs > 0 ? new Promise<void>((resolve) => setTimeout(resolve, settings.drainDelayMs)) : Promise.resolve();
     void lameDuck.then(() => Promise.all([beside.close(settings.drainTimeoutMs), server.close(settings.drainTimeoutMs)])).then(() => gateway.stop()).then(() => ops.close()).then(() => {
       logger.flush?.();
       process.exit(0);

@@ -32,16 +32,30 @@ interface Message {
   error?: string;
 }
 
+/**
+ * Send over the IPC channel without ever throwing: a channel that closed meanwhile (the peer is
+ * exiting) would otherwise raise an 'error' event nobody handles. The peer's timeout covers it.
+ */
+const ignoreSendError = (): void => undefined;
+
+function toPrimary(message: Message): void {
+  if (process.connected) process.send?.(message, undefined, undefined, ignoreSendError);
+}
+
+function toWorker(worker: Worker, message: Message): void {
+  if (worker.isConnected()) worker.send(message, ignoreSendError);
+}
+
 function isMessage(value: unknown, type: string): value is Message {
   return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === type
     && typeof (value as { id?: unknown }).id === 'number';
 }
 
-/** A promise that rejects with `what` after `ms`, cleared when `settle` is called. */
-function deadline(ms: number, what: string): { expired: Promise<never>; settle: () => void } {
+/** A promise that rejects with `what()` after `ms`, cleared when `settle` is called. */
+function deadline(ms: number, what: () => string): { expired: Promise<never>; settle: () => void } {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const expired = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(what)), ms);
+    timer = setTimeout(() => reject(new Error(what())), ms);
   });
   expired.catch(() => undefined);
   return { expired, settle: () => clearTimeout(timer) };
@@ -56,7 +70,10 @@ export class ClusterMetricsExposition implements MetricsExposition {
   private readonly pending = new Map<number, { resolve: (text: string) => void; reject: (err: Error) => void }>();
   private readonly onMessage = (message: unknown): void => {
     if (isMessage(message, COLLECT)) {
-      void this.registry.getMetricsAsJSON().then((metrics) => process.send?.({ type: COLLECTED, id: message.id, metrics }));
+      this.registry.getMetricsAsJSON().then(
+        (metrics) => toPrimary({ type: COLLECTED, id: message.id, metrics }),
+        (err: Error) => toPrimary({ type: COLLECTED, id: message.id, error: err.message }),
+      );
     } else if (isMessage(message, SCRAPED)) {
       const waiter = this.pending.get(message.id);
       this.pending.delete(message.id);
@@ -76,8 +93,8 @@ export class ClusterMetricsExposition implements MetricsExposition {
   async expose(): Promise<string> {
     const id = this.nextId++;
     const answer = new Promise<string>((resolve, reject) => this.pending.set(id, { resolve, reject }));
-    const timer = deadline(CLUSTER_SCRAPE_TIMEOUT_MS + 1_000, 'the primary did not answer the metrics scrape');
-    process.send?.({ type: SCRAPE, id });
+    const timer = deadline(CLUSTER_SCRAPE_TIMEOUT_MS + 1_000, () => 'the primary did not answer the metrics scrape');
+    toPrimary({ type: SCRAPE, id });
     try {
       return await Promise.race([answer, timer.expired]);
     } finally {
@@ -94,21 +111,22 @@ export class ClusterMetricsExposition implements MetricsExposition {
 /** In the primary: merge every listening worker's registry whenever a worker is scraped. */
 export function serveClusterMetrics(listeningWorkers: () => Iterable<Worker>): void {
   let nextId = 0;
-  const collections = new Map<number, (worker: Worker, metrics: object[]) => void>();
+  const collections = new Map<number, (worker: Worker, answer: Message) => void>();
 
   const collect = async (): Promise<string> => {
     const id = nextId++;
     const workers = [...listeningWorkers()].filter((worker) => worker.isConnected());
     const registries = new Map<Worker, object[]>();
-    const all = new Promise<void>((resolve) => {
-      collections.set(id, (worker, metrics) => {
-        registries.set(worker, metrics);
+    const all = new Promise<void>((resolve, reject) => {
+      collections.set(id, (worker, answer) => {
+        if (answer.error !== undefined) reject(new Error(`worker ${worker.id} could not read its metrics: ${answer.error}`));
+        registries.set(worker, answer.metrics ?? []);
         if (workers.every((w) => registries.has(w))) resolve();
       });
       if (workers.length === 0) resolve();
     });
-    const timer = deadline(CLUSTER_SCRAPE_TIMEOUT_MS, `${workers.length - registries.size} worker(s) did not report their metrics within ${CLUSTER_SCRAPE_TIMEOUT_MS} ms`);
-    for (const worker of workers) worker.send({ type: COLLECT, id });
+    const timer = deadline(CLUSTER_SCRAPE_TIMEOUT_MS, () => `${workers.length - registries.size} worker(s) did not report their metrics within ${CLUSTER_SCRAPE_TIMEOUT_MS} ms`);
+    for (const worker of workers) toWorker(worker, { type: COLLECT, id });
     try {
       await Promise.race([all, timer.expired]);
     } finally {
@@ -120,11 +138,11 @@ export function serveClusterMetrics(listeningWorkers: () => Iterable<Worker>): v
 
   cluster.on('message', (worker: Worker, message: unknown) => {
     if (isMessage(message, COLLECTED)) {
-      collections.get(message.id)?.(worker, message.metrics ?? []);
+      collections.get(message.id)?.(worker, message);
     } else if (isMessage(message, SCRAPE)) {
       collect().then(
-        (text) => worker.send({ type: SCRAPED, id: message.id, text }),
-        (err: Error) => worker.send({ type: SCRAPED, id: message.id, error: err.message }),
+        (text) => toWorker(worker, { type: SCRAPED, id: message.id, text }),
+        (err: Error) => toWorker(worker, { type: SCRAPED, id: message.id, error: err.message }),
       );
     }
   });
