@@ -137,14 +137,17 @@ async function startInProcess(values: Values, k: number, defaultConfig: string):
 async function runEval(values: Values, inputs: EvalInputs, defaultConfig: string, backends: Backend[]): Promise<number> {
   const k = intOption(values, 'k', 100);
   const metrics = metricsFor({ at: intOption(values, 'at', 10), recallAt: intOption(values, 'recall-at', 100) });
-  await openBackends(values, k, defaultConfig, backends);
-  const { runs, failures } = await collectRuns(inputs.queries, backends, k, runOptions(values, 'eval'));
-  for (const spec of values.run ?? []) {
+  // Run files first: a malformed one is reported before any engine is started.
+  const fromFiles = (values.run ?? []).map((spec) => {
     const [givenName, file] = named(spec, '');
     const runFile = loadRunFile(file, inputs.queries);
-    const name = givenName || runFile.tag;
+    return [givenName || runFile.tag, runFile.run] as const;
+  });
+  await openBackends(values, k, defaultConfig, backends);
+  const { runs, failures } = await collectRuns(inputs.queries, backends, k, runOptions(values, 'eval'));
+  for (const [name, run] of fromFiles) {
     if (runs.has(name)) throw new UsageError(`two arms are named "${name}"`);
-    runs.set(name, runFile.run);
+    runs.set(name, run);
     failures.set(name, []);
   }
   const arms = [...runs.keys()];
