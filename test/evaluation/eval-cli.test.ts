@@ -1,5 +1,5 @@
 /**
- * `rcp-gateway eval` end to end on Cranfield with the bundled config (two BM25 engines). The
+ * `rcp-gateway eval` end to end on Cranfield with the bundled config (two BM25 engines and the SQLite FTS5 adapter). The
  * reference figures are computed exactly as test/core/default-config.test.ts computes them:
  * through a served gateway, one retrieve per query and arm. The command's in-process arms, its
  * --url mode against that gateway, and its run files read back with --run must all give the
@@ -229,7 +229,7 @@ describe('rcp-gateway eval errors', () => {
   it('rejects an unknown arm and a bad option (exit 2)', async () => {
     const unknownArm = await cli(['--arm', 'nope']);
     expect(unknownArm.code).toBe(2);
-    expect(unknownArm.stderr).toMatch(/unknown arm "nope" \(this config has: titles, abstracts, fused\)/);
+    expect(unknownArm.stderr).toMatch(/unknown arm "nope" \(this config has: titles, abstracts, fts5, fused\)/);
     const badK = await cli(['--k', 'many', '--url', 'http://127.0.0.1:9/rcp']);
     expect(badK.code).toBe(2);
     expect(badK.stderr).toMatch(/--k expects an integer ≥ 1, got "many"/);
