@@ -1,4 +1,14 @@
+import os from 'node:os';
 import { defineConfig } from 'vitest/config';
+
+/**
+ * One worker per core when the machine is free (vitest's default on 2 cores is 1): end-to-end
+ * files spend much of their time waiting on child processes, sockets and timers, which a second
+ * file fills. On a machine already busy (load above its core count) a second file only starves
+ * the first one's processes, so then one at a time. `--maxWorkers=N` overrides either.
+ */
+const cores = os.availableParallelism();
+const maxWorkers = os.loadavg()[0] < cores ? cores : 1;
 
 /**
  * Two tiers, one run (`npm test`):
@@ -22,9 +32,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // One worker per core (vitest's default on 2 cores is 1): end-to-end files spend much of
-    // their time waiting on child processes, sockets and timers, which the other file fills.
-    maxWorkers: 2,
+    maxWorkers,
     // Files reuse their worker's process and modules instead of a fresh fork and fresh imports
     // each: no test file here patches globals, mocks modules or leaves fake timers installed,
     // and the one shared collector is reset per file (test/setup/per-file.ts).

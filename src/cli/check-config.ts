@@ -10,6 +10,7 @@ import { silentLogger } from '../node/observability/log.js';
 import { Engine } from '../core/upstream/engine.js';
 import { nodeTransports } from '../node/upstream/factory.js';
 import { renderTable } from './table.js';
+import { adapterNotes, adapterTarget } from '../adapters/inspect.js';
 
 const CHECK_CONFIG_HELP = `rcp-gateway check-config [--config FILE] [--timeout MS] [--no-probe] [--json]
 
@@ -34,6 +35,8 @@ export interface EngineReport {
   server?: string;
   capabilities: string[];
   breaker: BreakerSettings;
+  /** Adapter engines: the database's findings (index use). */
+  notes?: string[];
 }
 
 export async function checkConfig(argv: string[], defaultConfig: string): Promise<number> {
@@ -84,6 +87,8 @@ export async function checkConfig(argv: string[], defaultConfig: string): Promis
         breakerText(r.breaker),
       ]),
     ));
+    for (const r of reports) for (const note of r.notes ?? []) process.stdout.write(`\n${r.id}: ${note}`);
+    if (reports.some((r) => (r.notes ?? []).length > 0)) process.stdout.write('\n');
     if (unreachable.length > 0) {
       process.stdout.write(`\n${unreachable.length} engine(s) unreachable: ${unreachable.map((r) => r.id).join(', ')}\n`);
     }
@@ -99,7 +104,8 @@ async function probe(engineConfig: EngineConfig, config: GatewayConfig, timeoutM
   const report: EngineReport = {
     id: engineConfig.id,
     transport: engineConfig.transport,
-    target: engineConfig.transport === 'http' ? engineConfig.url ?? '' : (engineConfig.command ?? []).join(' '),
+    target: engineConfig.transport === 'http' ? engineConfig.url ?? ''
+      : engineConfig.transport === 'adapter' ? adapterTarget(engineConfig) : (engineConfig.command ?? []).join(' '),
     required: engineConfig.required,
     reachable: null,
     capabilities: [],
@@ -113,6 +119,7 @@ async function probe(engineConfig: EngineConfig, config: GatewayConfig, timeoutM
     if (!report.reachable) report.error = engine.lastError ?? 'initialize failed';
     if (engine.server) report.server = `${engine.server.name}${engine.server.version ? ` ${engine.server.version}` : ''}`;
     report.capabilities = Object.keys(engine.capabilities ?? {});
+    if (report.reachable && engineConfig.transport === 'adapter') report.notes = await adapterNotes(engineConfig);
   } finally {
     await engine.stop();
   }

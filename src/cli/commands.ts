@@ -1,10 +1,11 @@
 /**
- * Operator commands beyond serving: check-config, engines. Loaded on demand by cli.ts.
+ * Operator commands beyond serving: check-config, engines, adapter, eval. Loaded on demand by cli.ts.
  */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkConfig } from './check-config.js';
 import { engines } from './engines.js';
+import { adapterCommand } from './adapter.js';
 
 const DEFAULT_CONFIG = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../config/default.json');
 
@@ -18,6 +19,15 @@ export async function run(command: string, argv: string[]): Promise<boolean> {
     case 'engines':
       code = await engines(argv);
       break;
+    case 'adapter':
+      code = await adapterCommand(argv);
+      break;
+    case 'eval': {
+      // Loaded on demand: it brings the evaluation modules the other commands do not need.
+      const { evalCommand } = await import('./eval.js');
+      code = await evalCommand(argv, DEFAULT_CONFIG);
+      break;
+    }
     default:
       return false;
   }

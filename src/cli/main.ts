@@ -1,14 +1,21 @@
 #!/usr/bin/env node
 /**
- * The `rcp-gateway` command: serve (HTTP), stdio, check-config, engines.
+ * The `rcp-gateway` command: serve (HTTP, with MCP at /mcp), stdio, mcp-stdio, check-config, engines.
  */
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfigFile, type LoadedConfig } from '../node/config/load.js';
 import { createLogger, type Logger } from '../node/observability/log.js';
+import type { GatewaySettings } from '../core/config/schema.js';
 import { Gateway } from '../core/gateway/gateway.js';
-import { startHttpServer } from '../node/server/listen.js';
+import type { RcpService } from '../core/service/contract.js';
+import { AdmissionGate } from '../core/session/admission.js';
+import { CatalogWatchService } from '../mcp/catalog/rcp-watch.js';
+import { McpFacade } from '../mcp/facade.js';
+import { McpHttpEndpoint } from '../mcp/http.js';
+import { serveMcpStdio } from '../mcp/stdio.js';
+import { startHttpServer, type BesideMount } from '../node/server/listen.js';
 import { serveStdio } from '../node/server/stdio.js';
 import { Operations } from '../node/operations.js';
 import { nodeTransports } from '../node/upstream/factory.js';
@@ -23,14 +30,18 @@ const HELP: Record<string, string> = {
 Usage:
   rcp-gateway serve [--config FILE] [--host H] [--port N]   serve HTTP at http://H:N/rcp
   rcp-gateway stdio [--config FILE]                         serve RCP over stdin/stdout
+  rcp-gateway mcp-stdio [--config FILE]                     serve the gateway as an MCP server over stdin/stdout
   rcp-gateway check-config [--config FILE]                  validate a config and probe its engines
   rcp-gateway engines [--url URL]                           show live engine state of a running gateway
+  rcp-gateway adapter <postgres|sqlite> …                   serve a database as an RCP engine (--help)
+  rcp-gateway eval [--config FILE | --url URL] [--tune]     evaluate retrieval arms on judged queries
 
 Run 'rcp-gateway <command> --help' for a command's options.
 `,
   serve: `rcp-gateway serve [--config FILE] [--host H] [--port N] [--workers N|auto]
 
-Serves RCP over HTTP at http://H:N<basePath> (default http://127.0.0.1:8787/rcp).
+Serves RCP over HTTP at http://H:N<basePath> (default http://127.0.0.1:8787/rcp), and the same
+federation as an MCP server (Streamable HTTP) at http://H:N/mcp.
   --config FILE  gateway config (default: the bundled config/default.json)
   --host H       listen address (default: gateway.host, 127.0.0.1)
   --port N       listen port (default: $PORT, then gateway.port, 8787; 0 = any free port)
@@ -40,6 +51,13 @@ Serves RCP over HTTP at http://H:N<basePath> (default http://127.0.0.1:8787/rcp)
   stdio: `rcp-gateway stdio [--config FILE]
 
 Serves RCP over stdin/stdout (NDJSON, spec §5.1). stdout carries protocol frames only;
+diagnostics go to stderr.
+  --config FILE  gateway config (default: the bundled config/default.json)
+`,
+  'mcp-stdio': `rcp-gateway mcp-stdio [--config FILE]
+
+Serves the federation as an MCP server over stdin/stdout (tools search, list_engines, and rerank
+when an engine offers it; the engine catalog as resources). stdout carries MCP frames only;
 diagnostics go to stderr.
   --config FILE  gateway config (default: the bundled config/default.json)
 `,
@@ -83,10 +101,12 @@ async function serve(argv: string[]): Promise<void> {
   const logger = createLogger({ level: settings.logLevel });
   if (workers > 1 && !isGatewayWorker()) {
     if (settings.httpSessions) logger.warn('gateway.httpSessions is worker-local: a cancel posted on another connection may reach another worker; use --workers 1 when clients rely on it');
-    return runPrimary({ workers, host: settings.host, port: settings.port, logger, stopTimeoutMs: settings.drainTimeoutMs + 20_000 });
+    return runPrimary({ workers, host: settings.host, port: settings.port, logger, stopTimeoutMs: settings.drainDelayMs + settings.drainTimeoutMs + 20_000 });
   }
-  const { ops, gateway } = await startGatewayOrExit(loaded, logger);
-  const server = await startHttpServer(ops.attach(gateway), settings, logger, ops.httpOptions());
+  const mcp = mcpFacade(settings.name, logger);
+  const { ops, gateway } = await startGatewayOrExit(loaded, logger, mcp);
+  const beside = mcpBesideRcp(mcp, ops.attach(gateway), ops, settings, logger);
+  const server = await startHttpServer(beside.rcpService, settings, logger, ops.httpOptions(), beside.mount);
   // A reload keeps the listener's command-line host/port (they are restart-only anyway).
   await ops.startSidecars(loaded.file, (next) => Object.assign(next.gateway, {
     host: settings.host, port: settings.port,
@@ -98,11 +118,14 @@ async function serve(argv: string[]): Promise<void> {
   const shutdown = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down');
+    logger.info({ signal, drainDelayMs: settings.drainDelayMs }, 'shutting down');
+    // /readyz answers 503 from here on; the listener keeps serving for drainDelayMs (lame duck)
+    // so load balancers watching /readyz take this replica out before it stops accepting.
     ops.markDraining();
     // Last resort should an engine refuse to stop: the drain and engine stop are bounded anyway.
-    setTimeout(() => process.exit(0), settings.drainTimeoutMs + 15_000).unref();
-    void server.close(settings.drainTimeoutMs).then(() => gateway.stop()).then(() => ops.close()).then(() => {
+    setTimeout(() => process.exit(0), settings.drainDelayMs + settings.drainTimeoutMs + 15_000).unref();
+    const lameDuck = settings.drainDelayMs > 0 ? new Promise<void>((resolve) => setTimeout(resolve, settings.drainDelayMs)) : Promise.resolve();
+    void lameDuck.then(() => Promise.all([beside.close(settings.drainTimeoutMs), server.close(settings.drainTimeoutMs)])).then(() => gateway.stop()).then(() => ops.close()).then(() => {
       logger.flush?.();
       process.exit(0);
     });
@@ -111,17 +134,90 @@ async function serve(argv: string[]): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
-/** Start the engines; a `required` engine that cannot start ends the process with code 1. */
-async function startGatewayOrExit(loaded: LoadedConfig, logger: Logger): Promise<{ ops: Operations; gateway: Gateway }> {
+/**
+ * Start the engines; a `required` engine that cannot start ends the process with code 1. With an
+ * MCP facade, its catalog watch hears of engine status, breaker and reload changes.
+ */
+async function startGatewayOrExit(loaded: LoadedConfig, logger: Logger, mcp?: McpFacade): Promise<{ ops: Operations; gateway: Gateway }> {
   const ops = new Operations(loaded.config, logger);
-  const gateway = new Gateway(loaded.config, { logger, hooks: ops.hooks, transports: nodeTransports, version: PACKAGE_VERSION });
+  const gateway = new Gateway(loaded.config, { logger, hooks: mcp ? mcp.hooks(ops.hooks) : ops.hooks, transports: nodeTransports, version: PACKAGE_VERSION });
   try {
     await gateway.start();
   } catch (err) {
     await gateway.stop();
     fail((err as Error).message, 1);
   }
+  if (mcp) {
+    await mcp.start(gateway);
+    ops.onReload(() => mcp.catalogChanged());
+  }
   return { ops, gateway };
+}
+
+/**
+ * What `serve` offers beside plain RCP: the MCP endpoint at /mcp (tool calls share the listener's
+ * admission gate and shutdown registry) and, for RCP clients, x-rcpgw/catalog/watch.
+ */
+function mcpBesideRcp(mcp: McpFacade, service: RcpService, ops: Operations, settings: GatewaySettings, logger: Logger): {
+  rcpService: CatalogWatchService;
+  mount: BesideMount;
+  close: (drainTimeoutMs: number) => Promise<void>;
+} {
+  const rcpService = new CatalogWatchService(service, mcp.watch);
+  let endpoint: McpHttpEndpoint | undefined;
+  return {
+    rcpService,
+    mount: (app, shared) => {
+      endpoint = new McpHttpEndpoint(mcp, {
+        service, session: { ...ops.sessionOptions(), ...shared }, host: settings.host, maxBodyBytes: settings.maxBodyBytes,
+        keepAliveMs: settings.sseHeartbeatMs, onError: (err) => logger.debug({ err: err.message }, 'mcp'),
+      });
+      endpoint.mount(app);
+    },
+    // Catalog watches answer at once, so their streams end before the drain; MCP tool calls drain
+    // with the RCP ones (shared gate), then the MCP listen streams end with their final result.
+    close: async (drainTimeoutMs) => {
+      rcpService.close();
+      await endpoint?.close(drainTimeoutMs);
+      mcp.close();
+    },
+  };
+}
+
+function mcpFacade(name: string, logger: Logger): McpFacade {
+  return new McpFacade({ name, version: PACKAGE_VERSION }, (err) => logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'mcp catalog watch'));
+}
+
+async function mcpStdio(argv: string[]): Promise<void> {
+  const { values } = parseArgs({ args: argv, options: { config: { type: 'string' }, help: { type: 'boolean' } } });
+  if (values.help) return void process.stdout.write(HELP['mcp-stdio']!);
+  const loaded = loadOrExit(values.config);
+  const settings = loaded.config.gateway;
+  const logger = createLogger({ level: settings.logLevel });
+  const mcp = mcpFacade(settings.name, logger);
+  const { ops, gateway } = await startGatewayOrExit(loaded, logger, mcp);
+  const service = ops.attach(gateway);
+  await ops.startSidecars(loaded.file);
+  const gate = new AdmissionGate(settings.maxInFlight);
+  const connection = serveMcpStdio(mcp, {
+    service, session: { ...ops.sessionOptions(), admit: () => gate.tryEnter() },
+    onError: (err) => logger.debug({ err: err instanceof Error ? err.message : String(err) }, 'mcp'),
+  });
+  let stopping: Promise<void> | undefined;
+  // SIGTERM/SIGINT or stdin EOF: let tool calls finish, end listen streams cleanly, stop (exit 0).
+  const stop = (trigger: string): Promise<void> => (stopping ??= (async () => {
+    logger.info({ trigger }, 'shutting down');
+    await connection.close(settings.drainTimeoutMs);
+    mcp.close();
+    await gateway.stop();
+    await ops.close();
+    logger.flush?.();
+    process.stdout.write('', () => process.exit(0));
+  })());
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  await connection.ended;
+  await stop('stdin closed');
 }
 
 async function stdio(argv: string[]): Promise<void> {
@@ -156,6 +252,8 @@ async function main(): Promise<void> {
       return serve(rest);
     case 'stdio':
       return stdio(rest);
+    case 'mcp-stdio':
+      return mcpStdio(rest);
     case undefined:
     case '--help':
     case '-h':

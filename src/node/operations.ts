@@ -17,9 +17,13 @@ import { ObservedService } from './observability/observed-service.js';
 import { startOpsServer, type RunningOpsServer } from './server/ops-server.js';
 import type { NodeHttpEnv } from './server/node-request-io.js';
 import { ConfigReloader } from './config/reloader.js';
+import { ClusterMetricsExposition } from './observability/cluster-metrics.js';
+import { isGatewayWorker } from './server/cluster.js';
 
 export class Operations {
   readonly metrics: GatewayMetrics;
+  /** What `/metrics` serves: this process's registry, or in a `--workers` worker every worker's merged. */
+  private readonly exposition: GatewayMetrics | ClusterMetricsExposition;
   private settings: GatewayConfig['gateway'];
   private gateway: Gateway | undefined;
   private service: ObservedService | undefined;
@@ -28,10 +32,12 @@ export class Operations {
   private reloader: ConfigReloader | undefined;
   private readonly signalHandlers: Array<[NodeJS.Signals, () => void]> = [];
   private hookSet: (FederationHooks & EngineHooks) | undefined;
+  private readonly reloadListeners: Array<() => void> = [];
 
   constructor(config: GatewayConfig, private readonly logger: Logger) {
     this.settings = config.gateway;
     this.metrics = new GatewayMetrics({ processMetrics: config.gateway.metrics.enabled });
+    this.exposition = isGatewayWorker() ? new ClusterMetricsExposition(this.metrics.registry) : this.metrics;
   }
 
   /** Hooks for `new Gateway(config, { hooks })`; they report to this process's metrics and logs. */
@@ -79,6 +85,7 @@ export class Operations {
         ...(adjust ? { adjust } : {}),
         onApplied: (config) => {
           this.logger.level = config.gateway.logLevel;
+          for (const listener of this.reloadListeners) listener();
         },
       });
       const onHup = (): void => {
@@ -91,6 +98,11 @@ export class Operations {
     }
   }
 
+  /** Call `listener` after each config reload that was applied (the engine set may have changed). */
+  onReload(listener: () => void): void {
+    this.reloadListeners.push(listener);
+  }
+
   /** Readiness turns false from here on (the listener is draining for shutdown). */
   markDraining(): void {
     this.draining = true;
@@ -99,13 +111,14 @@ export class Operations {
   async close(): Promise<void> {
     for (const [signal, handler] of this.signalHandlers.splice(0)) process.off(signal, handler);
     this.reloader?.close();
+    if (this.exposition instanceof ClusterMetricsExposition) this.exposition.close();
     await this.opsServer?.close();
   }
 
   private routes(withMetrics: boolean): OpsRoutes {
     return {
       readiness: () => readiness(this.gateway?.engines ?? [], this.draining),
-      ...(withMetrics ? { metrics: this.metrics } : {}),
+      ...(withMetrics ? { metrics: this.exposition } : {}),
     };
   }
 

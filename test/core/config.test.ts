@@ -25,7 +25,7 @@ describe('config validation', () => {
     expect(problemsOf({ engines: [{ id: 'a', transport: 'http', url: 'http://x/rcp' }, { id: 'b', transport: 'http', url: 'ftp://nope' }] }))
       .toEqual(['engines[1].url: expected an http(s) URL']);
     expect(problemsOf({ engines: [] })).toEqual(['engines: expected at least one engine']);
-    expect(problemsOf({ engines: [{ id: 'a', transport: 'pigeon' }] })).toEqual(['engines[0].transport: expected "http" or "stdio"']);
+    expect(problemsOf({ engines: [{ id: 'a', transport: 'pigeon' }] })).toEqual(['engines[0].transport: expected "http", "stdio" or "adapter"']);
     expect(problemsOf({ engines: [{ id: 'a', transport: 'stdio' }] })).toEqual(['engines[0].command: expected a command array (required for transport "stdio")']);
     expect(problemsOf({ engines: [{ id: 'a', transport: 'http', url: 'http://x/rcp' }], gateway: { port: 'eighty' } })[0]).toMatch(/^gateway\.port: /);
     expect(problemsOf({ engines: [{ id: 'a', transport: 'http', url: 'http://x/rcp' }], gateway: { colour: 'blue' } })).toEqual(['gateway: unknown key(s) "colour"']);

@@ -48,7 +48,9 @@ describe('capabilities derived from the engines (§6, §16.4)', () => {
   it('advertises every routable capability with metadata that holds whichever engine serves', async () => {
     const info = await rpc<{ capabilities: Record<string, Record<string, unknown>> }>(gw.url, 'info', {});
     const caps = info.result!.capabilities;
-    expect(Object.keys(caps).sort()).toEqual(['catalog', 'embed', 'feedback', 'graph', 'index', 'memory', 'multiVector', 'pagination', 'rerank', 'retrieve', 'sparseEmbed', 'streaming', 'transform', 'x-test'].sort());
+    // x-rcpgw: the gateway's own vendor method x-rcpgw/catalog/watch (serve; docs/mcp.md).
+    expect(Object.keys(caps).sort()).toEqual(['catalog', 'embed', 'feedback', 'graph', 'index', 'memory', 'multiVector', 'pagination', 'rerank', 'retrieve', 'sparseEmbed', 'streaming', 'transform', 'x-rcpgw', 'x-test'].sort());
+    expect(caps['x-rcpgw']).toEqual({ catalogWatch: {} });
     expect(caps.embed).toEqual({}); // two models: no dimension/identity can be promised
     expect(caps.sparseEmbed).toEqual({ identity: 'splade', vocabulary: 1000 }); // one provider: its metadata
     expect(caps.rerank).toEqual({ methods: ['colbert', 'cross-encoder'], maxCandidates: 20 });

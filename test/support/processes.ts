@@ -138,6 +138,20 @@ export function waitForLine(child: ChildProcessWithoutNullStreams, re: RegExp, o
   });
 }
 
+/**
+ * A process whose start failed (it did not announce itself in time) is stopped before the error
+ * is passed on: no handle reaches the test, so nothing else would stop it, and a test process
+ * ended by a signal never runs its 'exit' hook.
+ */
+async function stopIfFailed<T>(child: ChildProcess, started: Promise<T>): Promise<T> {
+  try {
+    return await started;
+  } catch (err) {
+    await stopChild(child);
+    throw err;
+  }
+}
+
 export function spawnCaptured(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv }): { proc: ChildProcessWithoutNullStreams; out: { stdout: string; stderr: string } } {
   const proc = spawn(cmd, args, { cwd: opts.cwd ?? REPO_ROOT, env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
   trackChild(proc);
@@ -182,7 +196,7 @@ export async function startHttpEngine(args: string[] = [], opts: EngineSpawnOpti
     full.push('--events', eventsFile);
   }
   const { proc, out } = spawnCaptured(process.execPath, [ENGINE_PATH, '--transport', 'http', '--port', '0', '--host', '127.0.0.1', ...full], { env: opts.env });
-  const m = await waitForLine(proc, /^\{"listening":(\d+)\}$/, out, opts.timeoutMs ?? 10_000, 'test engine');
+  const m = await stopIfFailed(proc, waitForLine(proc, /^\{"listening":(\d+)\}$/, out, opts.timeoutMs ?? 10_000, 'test engine'));
   const port = Number(m[1]);
   return {
     url: `http://127.0.0.1:${port}/rcp`, port, proc, eventsFile,
@@ -217,7 +231,7 @@ export async function startGateway(opts: GatewayOptions): Promise<GatewayHandle>
   const configFile = opts.configFile ?? writeConfig(tmpDir('rcp-gw-'), opts.config ?? {});
   const args = [GATEWAY_CLI, 'serve', '--config', configFile, '--port', '0', ...(opts.args ?? [])];
   const { proc, out } = spawnCaptured(process.execPath, args, { env: opts.env });
-  const m = await waitForLine(proc, /listening on (http:\/\/[^\s"'<>,]+)/, out, opts.timeoutMs ?? 20_000, 'gateway');
+  const m = await stopIfFailed(proc, waitForLine(proc, /listening on (http:\/\/[^\s"'<>,]+)/, out, opts.timeoutMs ?? 20_000, 'gateway'));
   const url = (m[1] ?? '').replace(/[.)\]}]+$/, '');
   return {
     url, proc, configFile,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cranfieldGain, dcg, mean, mrr, ndcgAtK, recallAtK } from '../../src/demo/eval/metrics.js';
+import { cranfieldGain, dcg, mean, mrr, ndcgAtK, recallAtK } from '../../src/evaluation/metrics.js';
 import { evaluateRun, loadCranfieldEval } from '../../src/demo/eval/cranfield.js';
 
 // Judgements used throughout: a is most relevant (gain 4), b next (3), c least (1).

@@ -4,6 +4,7 @@
  * problem is reported as `path: message` (e.g. `engines[1].url: expected an http(s) URL`).
  */
 import { z } from 'zod';
+import { ExperimentsSchema, armEngineProblems } from '../experiments/arms.js';
 
 const httpUrl = z.string().refine((value) => {
   try {
@@ -46,8 +47,13 @@ const PartialBreakerSchema = z.strictObject({
 const EngineSchema = z
   .looseObject({
     id: z.string().min(1, 'expected a non-empty engine id').regex(/^[A-Za-z0-9._:-]+$/, 'expected letters, digits, ".", "_", ":" or "-"'),
-    transport: z.enum(['http', 'stdio'], 'expected "http" or "stdio"'),
+    transport: z.enum(['http', 'stdio', 'adapter'], 'expected "http", "stdio" or "adapter"'),
     url: httpUrl.optional(),
+    /**
+     * A database adapter served in this process (transport "adapter"): `kind` plus its settings.
+     * The runtime validates the rest (node/config/load.ts), so the core stays free of drivers.
+     */
+    adapter: z.looseObject({ kind: z.string().min(1) }).optional(),
     command: z.array(z.string()).min(1, 'expected a non-empty command array').optional(),
     weight: z.number().finite().min(0, 'expected a weight ≥ 0').default(1),
     required: z.boolean().default(false),
@@ -72,6 +78,9 @@ const EngineSchema = z
     }
     if (engine.transport === 'stdio' && !engine.command) {
       ctx.addIssue({ code: 'custom', path: ['command'], message: 'expected a command array (required for transport "stdio")' });
+    }
+    if (engine.transport === 'adapter' && !engine.adapter) {
+      ctx.addIssue({ code: 'custom', path: ['adapter'], message: 'expected an adapter object with a kind (required for transport "adapter")' });
     }
   });
 export type EngineConfig = z.infer<typeof EngineSchema>;
@@ -102,7 +111,7 @@ export function routeEngineIds(route: RouteConfig | undefined): string[] | undef
   return typeof route.engines === 'string' ? [route.engines] : route.engines;
 }
 
-const GatewaySchema = z.strictObject({
+export const GatewaySchema = z.strictObject({
   name: z.string().min(1).default('rcp-gateway'),
   host: z.string().min(1).default('127.0.0.1'),
   port: z.int().min(0).max(65_535).default(8787),
@@ -160,6 +169,13 @@ const GatewaySchema = z.strictObject({
   cursorTtlMs: positiveInt.default(3_600_000),
   /** Deepest per-engine rank federated pagination reads (§10); past it the result set ends. */
   pageMaxDepth: positiveInt.default(1_000),
+  /**
+   * Lame-duck time at shutdown: after SIGTERM the gateway answers /readyz 503 and keeps serving
+   * for this long, so load balancers take it out of rotation before the listener stops accepting;
+   * then the drain (drainTimeoutMs) starts. 0 = stop accepting at once (Kubernetes: use a preStop
+   * sleep instead, the endpoint removal does not depend on /readyz).
+   */
+  drainDelayMs: nonNegativeInt.default(0),
   drainTimeoutMs: positiveInt.default(10_000),
   /** Supervision: first delay before restarting / re-initializing an engine that is down; ×2 per failed attempt (±20 % jitter). */
   restartDelayMs: positiveInt.default(200),
@@ -173,6 +189,8 @@ const GatewaySchema = z.strictObject({
   metrics: z
     .strictObject({ enabled: z.boolean().default(true), port: z.int().min(0).max(65_535).optional() })
     .default({ enabled: true }),
+  /** Arms and A/B experiments (core/experiments/arms.ts); none by default. */
+  experiments: ExperimentsSchema.optional(),
 });
 export type GatewaySettings = z.infer<typeof GatewaySchema>;
 
@@ -193,6 +211,10 @@ export const ConfigSchema = z.looseObject({
     for (const id of routeEngineIds(target) ?? []) {
       if (!seen.has(id)) ctx.addIssue({ code: 'custom', path: ['gateway', 'routes', method], message: `unknown engine id "${id}"` });
     }
+  }
+  const experiments = config.gateway.experiments;
+  for (const problem of experiments ? armEngineProblems(experiments, seen) : []) {
+    ctx.addIssue({ code: 'custom', path: ['gateway', 'experiments', ...problem.path], message: problem.message });
   }
 });
 export type GatewayConfig = z.infer<typeof ConfigSchema>;

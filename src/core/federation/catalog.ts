@@ -29,7 +29,8 @@ export function catalogEntry(engine: Engine, expose: boolean): JsonObject {
       ...(engine.lastError && engine.status !== 'ready' ? { lastError: engine.lastError } : {}),
     },
   };
-  if (expose || engine.config.expose) {
+  // An in-process adapter has no endpoint another client could reach.
+  if ((expose || engine.config.expose) && engine.config.transport !== 'adapter') {
     entry.endpoint = engine.config.transport === 'http'
       ? { transport: 'http', url: engine.config.url }
       : { transport: 'stdio', command: engine.config.command };

@@ -127,6 +127,7 @@ export class Gateway implements RcpService {
       logger: this.options.logger.child({ engine: engineConfig.id }),
       transports: this.options.transports,
       hooks: this.options.hooks,
+      version: this.options.version,
     });
   }
 }

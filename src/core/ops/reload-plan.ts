@@ -1,6 +1,6 @@
 /**
  * What a config reload does to the engine set, decided by comparing each engine's *connection
- * settings* (transport, address/command, headers, env, timeouts, limiter and breaker settings —
+ * settings* (transport, address/command/adapter, headers, env, timeouts, limiter and breaker settings —
  * with the gateway defaults they inherit resolved). Same id + same connection settings → the
  * engine object is kept (connections, breaker state, status survive); anything else is a new
  * engine, and the old object (if any) is retired. Pure: no engine is touched here.
@@ -39,6 +39,8 @@ function connectionSettings(engine: EngineConfig, settings: GatewaySettings): un
     transport: engine.transport,
     url: engine.url,
     command: engine.command,
+    // An in-process adapter's database, table and columns: any change opens it anew.
+    adapter: engine.adapter,
     cwd: engine.cwd,
     env: engine.env,
     headers: engine.headers,

@@ -30,6 +30,8 @@ export interface EngineOptions {
   /** Builds the engine's transport (the runtime's choice, made at the composition root). */
   transports: TransportFactory;
   hooks?: EngineHooks;
+  /** The gateway's version, presented to engines in `initialize` (§7.1). */
+  version?: string;
 }
 
 export class Engine {
@@ -64,6 +66,7 @@ export class Engine {
     this.transport = options.transports(config, { connections: concurrency, maxResponseBytes: this.maxResponseBytes }, this.transportEvents());
     this.supervisor = new Supervisor(this.transport, {
       clientName: settings.name,
+      clientVersion: options.version,
       engineId: this.id,
       timeoutMs: this.timeoutMs,
       maxResponseBytes: this.maxResponseBytes,

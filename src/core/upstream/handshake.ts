@@ -8,11 +8,11 @@ import { isJsonObject } from '../protocol/jsonrpc.js';
 import { UpstreamError } from './errors.js';
 import type { UpstreamTransport } from './transport.js';
 
-export const CLIENT_VERSION = '0.1.0';
-
 export interface HandshakeOptions {
   /** The gateway's name, as the client it presents to the engine. */
   clientName: string;
+  /** The gateway's version (read once from package.json at the composition root); omitted when unknown (§7.1 makes it optional). */
+  clientVersion?: string;
   /** The engine id: its name when it does not give one. */
   engineId: string;
   timeoutMs: number;
@@ -27,7 +27,7 @@ export interface Handshake {
 export async function handshake(transport: UpstreamTransport, options: HandshakeOptions): Promise<Handshake> {
   const result = await transport.call('initialize', {
     protocolVersion: PROTOCOL_VERSION,
-    client: { name: options.clientName, version: CLIENT_VERSION },
+    client: options.clientVersion === undefined ? { name: options.clientName } : { name: options.clientName, version: options.clientVersion },
     capabilities: { streaming: {}, log: {} },
   }, { timeoutMs: options.timeoutMs, maxResponseBytes: options.maxResponseBytes });
   const version = result.protocolVersion;

@@ -110,7 +110,7 @@ export function inMemoryTransports(serviceFor: (engineId: string) => RcpService 
   return (config) => {
     const service = serviceFor(config.id);
     if (!service) throw new Error(`no in-memory service for engine "${config.id}"`);
-    return new InMemoryTransport(service, { kind: config.transport });
+    return new InMemoryTransport(service, { kind: config.transport === 'http' ? 'http' : 'stdio' });
   };
 }
 

@@ -5,7 +5,7 @@
  * Gains follow `cranfieldGain` (gain = 5 − position; see metrics.ts).
  */
 import { loadCranfieldQrels, loadCranfieldQueries } from '../bm25/corpus.js';
-import { cranfieldGain, mean, mrr, ndcgAtK, recallAtK } from './metrics.js';
+import { cranfieldGain, mean, mrr, ndcgAtK, recallAtK } from '../../evaluation/metrics.js';
 
 export type QueryId = string;
 export type DocId = string;

@@ -1,12 +1,13 @@
 /**
  * Config loading: read the file, interpolate `${ENV}` and validate (core/config/validate.ts, the
- * same on every runtime), resolve relative stdio commands against the config file's folder.
- * Errors name the exact path and problem.
+ * same on every runtime), check adapter engines with the adapter schema, resolve relative stdio
+ * commands and adapter paths against the config file's folder. Errors name the exact path and problem.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import type { GatewayConfig } from '../../core/config/schema.js';
 import { ConfigError, validateConfig } from '../../core/config/validate.js';
+import { validateAdapterEngines } from '../../adapters/engine-config.js';
 
 export { ConfigError };
 
@@ -27,6 +28,8 @@ export function parseConfig(raw: unknown, options: { file?: string; baseDir: str
     engine.command = [resolvedProgram, ...args.map((arg) => (arg.startsWith('./') || arg.startsWith('../') ? resolve(options.baseDir, arg) : arg))];
     engine.cwd = engine.cwd ? resolve(options.baseDir, engine.cwd) : options.baseDir;
   }
+  const adapterProblems = validateAdapterEngines(config.engines, options.baseDir);
+  if (adapterProblems.length > 0) throw new ConfigError(adapterProblems, options.file);
   return { config, file: options.file, baseDir: options.baseDir };
 }
 

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, watch, type FSWatcher } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { dirname } from 'node:path';
 import { ConfigError, loadConfigFile } from './load.js';
 import type { GatewayConfig } from '../../core/config/schema.js';
 import type { Logger } from '../observability/log.js';
@@ -49,12 +49,15 @@ export class ConfigReloader {
     return run;
   }
 
-  /** Watch the config file's folder (editors and config management replace files by rename). */
+  /**
+   * Watch the config file's folder: editors and config management replace the file by rename,
+   * and a Kubernetes ConfigMap volume never touches it at all — the kubelet renames a new `..data`
+   * symlink over the old one, so the events name `..data_tmp`/`..data`, not the file. Any event
+   * in the folder is therefore a reason to look; the content digest decides whether it changed.
+   */
   watch(): void {
     if (this.watcher) return;
-    const name = basename(this.options.file);
-    this.watcher = watch(dirname(this.options.file), (_event, changed) => {
-      if (changed !== null && changed !== name) return;
+    this.watcher = watch(dirname(this.options.file), () => {
       clearTimeout(this.debounce);
       this.debounce = setTimeout(() => {
         if (digestOf(this.options.file) === this.lastDigest) {

@@ -8,7 +8,7 @@
  * state (breaker, queue depth, readiness) are read at scrape time, so many engines cost nothing
  * per request. Names and labels are documented in the README (Operations) and kept stable.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Aggregator } from 'prom-client';
 import { ErrorCode } from '../../core/protocol/errors.js';
 import { isCoreMethod, vendorCapabilityOf } from '../../core/protocol/methods.js';
 import type { AbortReason } from '../../core/service/contract.js';
@@ -131,10 +131,11 @@ export class GatewayMetrics implements MetricsExposition {
       const gauge: Gauge = new Gauge({ name: `${PREFIX}${name}`, help, registers: [this.registry], collect: () => gauge.set(read()) });
     };
     // Engine state gauges are rebuilt from the live engine list at each scrape, so engines removed
-    // by a reload disappear from them.
-    const perEngine = (name: string, help: string, read: (engine: EngineView) => number): void => {
+    // by a reload disappear from them. `aggregator` says how `serve --workers N` merges the
+    // workers' values into one /metrics (cluster-metrics.ts): load adds up, state does not.
+    const perEngine = (name: string, help: string, read: (engine: EngineView) => number, aggregator: Aggregator = 'sum'): void => {
       const gauge: Gauge<'engine'> = new Gauge({
-        name: `${PREFIX}${name}`, help, labelNames: ['engine'], registers: [this.registry],
+        name: `${PREFIX}${name}`, help, labelNames: ['engine'], registers: [this.registry], aggregator,
         collect: () => {
           gauge.reset();
           for (const engine of this.enginesView()) gauge.labels(engine.id).set(read(engine));
@@ -143,8 +144,9 @@ export class GatewayMetrics implements MetricsExposition {
     };
     scalar('in_flight_requests', 'Requests being answered right now.', () => this.inFlight);
     scalar('sse_streams_open', 'Open SSE response streams.', () => this.streamsOpen);
-    perEngine('engine_up', 'Engine initialized and serving (1) or not (0).', (e) => (e.status === 'ready' ? 1 : 0));
-    perEngine('breaker_state', 'Circuit breaker state: 0 closed, 1 half-open, 2 open.', (e) => BREAKER_VALUE[e.breaker.currentState] ?? 2);
+    // Across workers: up only when up in every worker; the breaker state of the worst worker.
+    perEngine('engine_up', 'Engine initialized and serving (1) or not (0).', (e) => (e.status === 'ready' ? 1 : 0), 'min');
+    perEngine('breaker_state', 'Circuit breaker state: 0 closed, 1 half-open, 2 open.', (e) => BREAKER_VALUE[e.breaker.currentState] ?? 2, 'max');
     perEngine('engine_queue_depth', 'Calls waiting in the engine limiter queue.', (e) => e.queueDepth);
     perEngine('engine_active_calls', 'Calls to the engine in progress (admitted by the limiter).', (e) => e.activeCalls);
   }

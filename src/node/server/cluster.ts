@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import os from 'node:os';
 import type { Logger } from '../observability/log.js';
+import { serveClusterMetrics } from '../observability/cluster-metrics.js';
 
 /** Set by the primary for its workers: the port every worker listens on. */
 const WORKER_PORT_ENV = 'RCPGW_WORKER_PORT';
@@ -24,6 +25,11 @@ const WORKER_PORT_ENV = 'RCPGW_WORKER_PORT';
  * issued by one worker would not open on the next (§10: any replica must serve the next page).
  */
 const WORKER_CURSOR_SECRET_ENV = 'RCPGW_WORKER_CURSOR_SECRET';
+/**
+ * Set by the primary: the worker's slot, 1..N. A worker that replaces a dead one takes over its
+ * slot, so `${RCPGW_WORKER_ID}` in the config names a stable per-worker resource (a data folder).
+ */
+const WORKER_ID_ENV = 'RCPGW_WORKER_ID';
 const LISTENING = 'rcpgw:listening';
 
 const RESTART_BASE_MS = 100;
@@ -89,16 +95,18 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   const port = options.port === 0 ? await freePort(options.host) : options.port;
   const env = { [WORKER_PORT_ENV]: String(port), [WORKER_CURSOR_SECRET_ENV]: randomBytes(32).toString('hex') };
   const listening = new Map<Worker, string>();
+  const slots = new Map<Worker, number>();
   /** Workers whose process has not exited (cluster.workers may list one until its IPC closes too). */
   const live = new Set<Worker>();
   const backoff = new RestartBackoff();
   let started = false;
   let stopping = false;
 
-  const fork = (): void => {
-    const worker = cluster.fork(env);
+  const fork = (slot: number): void => {
+    const worker = cluster.fork({ ...env, [WORKER_ID_ENV]: String(slot) });
     live.add(worker);
-    logger.info({ worker: worker.id, pid: worker.process.pid }, 'worker started');
+    slots.set(worker, slot);
+    logger.info({ worker: worker.id, slot, pid: worker.process.pid }, 'worker started');
     worker.on('message', (message: unknown) => {
       if (!isListening(message)) return;
       listening.set(worker, message.url);
@@ -112,6 +120,8 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   cluster.on('exit', (worker, code, signal) => {
     live.delete(worker);
     const wasListening = listening.delete(worker);
+    const slot = slots.get(worker) ?? 1;
+    slots.delete(worker);
     if (stopping) {
       if (live.size === 0) process.exit();
       return;
@@ -126,7 +136,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     const delay = backoff.next();
     logger.warn({ worker: worker.id, pid: worker.process.pid, code, signal, restartInMs: delay }, 'worker exited unexpectedly; restarting');
     setTimeout(() => {
-      if (!stopping) fork();
+      if (!stopping) fork(slot);
     }, delay);
   });
 
@@ -143,7 +153,9 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     for (const worker of live) worker.process.kill('SIGHUP');
   });
 
-  for (let i = 0; i < options.workers; i++) fork();
+  // One /metrics for the process: a scrape on any worker merges every listening worker's registry.
+  serveClusterMetrics(() => listening.keys());
+  for (let slot = 1; slot <= options.workers; slot++) fork(slot);
 }
 
 /** Restart delay for a worker that died: doubles with each unexpected exit within CRASH_WINDOW_MS. */

@@ -8,8 +8,12 @@ import type { GatewaySettings } from '../../core/config/schema.js';
 import type { Logger } from '../observability/log.js';
 import { createHttpApp, type HttpServerOptions } from '../../core/http/app.js';
 import type { RcpService } from '../../core/service/contract.js';
+import type { SessionOptions } from '../../core/session/session.js';
 import { AdmissionGate, InFlightRegistry } from '../../core/session/admission.js';
 import { nodeRequestIo, type NodeHttpEnv } from './node-request-io.js';
+
+/** Routes mounted beside the RCP endpoint that serve requests too (MCP): they share the in-flight cap and the shutdown registry. */
+export type BesideMount = (app: Parameters<NonNullable<HttpServerOptions<NodeHttpEnv>['extend']>>[0], session: Pick<SessionOptions, 'admit' | 'registry'>) => void;
 
 export interface RunningHttpServer {
   url: string;
@@ -24,6 +28,7 @@ export async function startHttpServer(
   settings: GatewaySettings,
   logger: Logger,
   extra: Partial<HttpServerOptions<NodeHttpEnv>> = {},
+  beside?: BesideMount,
 ): Promise<RunningHttpServer> {
   // Gateway-wide in-flight cap (429 + Retry-After before JSON-RPC) and the sessions shutdown must answer.
   const gate = new AdmissionGate(settings.maxInFlight);
@@ -40,6 +45,10 @@ export async function startHttpServer(
     admit: () => gate.tryEnter(),
     io: nodeRequestIo(),
     ...extra,
+    extend: (app) => {
+      extra.extend?.(app);
+      beside?.(app, { admit: () => gate.tryEnter(), registry });
+    },
     session: { ...extra.session, registry },
   });
   const server = await new Promise<ServerType>((resolve, reject) => {

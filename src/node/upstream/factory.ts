@@ -1,13 +1,15 @@
 /**
  * The Node runtime's `TransportFactory`: an undici pool for an `http` engine, a child process
- * speaking NDJSON for a `stdio` one. The composition root (cli, operations) hands it to the
+ * speaking NDJSON for a `stdio` one, a database adapter in this process for an `adapter` one. The composition root (cli, operations) hands it to the
  * gateway; the core never imports a transport.
  */
 import type { TransportFactory } from '../../core/upstream/transport.js';
 import { HttpTransport } from './http.js';
 import { StdioTransport } from './stdio.js';
+import { AdapterTransport } from '../../adapters/transport.js';
 
 export const nodeTransports: TransportFactory = (config, limits, events) => {
+  if (config.transport === 'adapter') return new AdapterTransport(config);
   if (config.transport === 'http') {
     return new HttpTransport({ url: config.url!, connections: limits.connections, headers: config.headers });
   }

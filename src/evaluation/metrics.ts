@@ -1,16 +1,32 @@
 /**
- * Standard IR metrics (spec Appendix F), as pure per-query functions.
+ * Standard IR metrics (spec Appendix F), as pure per-query functions, with trec_eval's
+ * definitions (trec_eval 9.0.x: `ndcg_cut`, `P`, `recall`, `recip_rank`, `map`).
  *
  * Conventions, shared by every function here:
- *  - `ranked` is one system's ranking for one query, best first, as
- *    stringified ids. A repeated id counts only at its first (best) rank;
- *    later copies still occupy their rank but earn nothing, so a run cannot
- *    inflate a score by repeating a relevant document.
- *  - `judgements` maps docId → graded gain. A document is *relevant* when its
- *    gain is > 0; unjudged documents have gain 0 (non-relevant).
+ *  - `ranked` is one system's ranking for one query, best first, as stringified ids. It is
+ *    scored in the order given (the order the system served). trec_eval instead re-sorts a run
+ *    file by score, descending, breaking ties by docno in *descending* string order; trec.ts
+ *    reads run files that way, so scoring a file here gives trec_eval's figures.
+ *  - A repeated id counts only at its first (best) rank; later copies still occupy their rank
+ *    but earn nothing, so a run cannot inflate a score by repeating a relevant document
+ *    (trec_eval refuses such a run outright; trec.ts refuses it too, naming the line).
+ *  - `judgements` maps docId → graded gain: the qrels relevance value. A document is *relevant*
+ *    when its gain is > 0 (trec_eval's default relevance level 1 for integer qrels); unjudged
+ *    documents have gain 0 (non-relevant).
  *  - `k` is a cutoff ≥ 0 (`Infinity` allowed); only `ranked[0..k)` is read.
- *  - A query with no relevant document scores 0 on every metric (the caller
- *    decides whether such a query is evaluated at all).
+ *  - A query with no relevant document scores 0 on every metric (the caller decides whether such
+ *    a query is evaluated at all).
+ *
+ * Definitions (rank r counts from 1; rel(r) = gain of the document at rank r; R = number of
+ * relevant judged documents):
+ *  - nDCG@k = DCG@k / IDCG@k, DCG@k = Σ_{r ≤ k} rel(r) / log2(r + 1): linear gain (the qrels value
+ *    itself, not 2^rel − 1), the log2(r + 1) discount of trec_eval 9 (trec_eval 8 left rank 2
+ *    undiscounted too). IDCG@k uses every judged gain of the query, sorted descending, cut at k.
+ *  - P@k = |relevant in top k| / k (the denominator stays k when fewer than k are retrieved).
+ *  - Recall@k = |relevant in top k| / R.
+ *  - RR = 1 / rank of the first relevant document (0 if none); MRR is its mean over queries.
+ *  - AP = Σ_{relevant r} P@r / R over the whole ranking (relevant documents never retrieved add 0);
+ *    MAP is its mean over queries.
  *
  * Cranfield gains: the collection grades a relevant pair by *position*
  * 1 (complete answer) … 4 (minimum interest). We use gain = 5 − position, i.e.
@@ -48,7 +64,7 @@ function gainsAt(ranked: readonly string[], judgements: ReadonlyMap<string, numb
   return gains;
 }
 
-/** DCG = Σ_{i=1..n} gain_i / log2(i + 1) (spec Appendix F: linear gain, not 2^rel − 1). */
+/** DCG = Σ_{i=1..n} gain_i / log2(i + 1) (spec Appendix F, trec_eval 9 `ndcg_cut`: linear gain, not 2^rel − 1). */
 export function dcg(gains: readonly number[]): number {
   let sum = 0;
   for (let i = 0; i < gains.length; i++) sum += gains[i] / Math.log2(i + 2);
@@ -89,6 +105,27 @@ export function mrr(ranked: readonly string[], judgements: ReadonlyMap<string, n
   const gains = gainsAt(ranked, judgements, k);
   const first = gains.findIndex((g) => g > 0);
   return first < 0 ? 0 : 1 / (first + 1);
+}
+
+/** P@k = |relevant ∩ top k| / k (trec_eval `P_k`: the denominator is k even for a shorter list). */
+export function precisionAtK(ranked: readonly string[], judgements: ReadonlyMap<string, number>, k: number): number {
+  if (k === 0) return 0;
+  if (!Number.isFinite(k)) throw new RangeError('precision needs a finite cutoff');
+  return gainsAt(ranked, judgements, k).filter((g) => g > 0).length / k;
+}
+
+/** AP = Σ over relevant ranks r of P@r, divided by the number of relevant judged documents (trec_eval `map`). */
+export function averagePrecision(ranked: readonly string[], judgements: ReadonlyMap<string, number>, k: number = Infinity): number {
+  const total = relevantCount(judgements);
+  if (total === 0) return 0;
+  let found = 0;
+  let sum = 0;
+  gainsAt(ranked, judgements, k).forEach((gain, i) => {
+    if (gain <= 0) return;
+    found++;
+    sum += found / (i + 1);
+  });
+  return sum / total;
 }
 
 /** Arithmetic mean; 0 for an empty list. */

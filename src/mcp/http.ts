@@ -1,0 +1,88 @@
+/**
+ * The MCP endpoint beside the RCP one on the gateway's HTTP listener: Streamable HTTP at `/mcp`,
+ * served by the SDK's `createMcpHandler` — stateless like the RCP side (a fresh server instance
+ * per request; 2026-07-28 clients, and 2025-era clients through the SDK's stateless fallback).
+ * On a loopback bind the SDK's Hono guards validate `Host` and `Origin` (DNS rebinding).
+ * Tool calls share the listener's admission gate and shutdown registry, so the in-flight cap,
+ * the drain and the -32010 answer at the drain timeout hold for MCP callers too. Catalog
+ * changes go out on the handler's event bus to every open `subscriptions/listen` stream.
+ */
+import { localhostHostValidation, localhostOriginValidation } from '@modelcontextprotocol/hono';
+import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
+import type { Env, Hono } from 'hono';
+import type { RcpService } from '../core/service/contract.js';
+import type { SessionOptions } from '../core/session/session.js';
+import { RcpBridge } from './bridge.js';
+import type { McpFacade } from './facade.js';
+import { publishCatalog } from './follow.js';
+
+export const MCP_PATH = '/mcp';
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+
+export interface McpHttpOptions {
+  /** The service RCP requests are served by (observed: MCP calls show in metrics and the request log). */
+  service: RcpService;
+  session?: Partial<SessionOptions>;
+  /** The listener's bind address: a loopback one turns on the Host/Origin guards. */
+  host: string;
+  maxBodyBytes: number;
+  /** SSE keep-alive comments on open streams (the RCP side's `sseHeartbeatMs`). */
+  keepAliveMs?: number;
+  path?: string;
+  onError?: (err: Error) => void;
+}
+
+export class McpHttpEndpoint {
+  private readonly bridge: RcpBridge;
+  private readonly handler: McpHttpHandler;
+  private readonly unpublish: () => void;
+  private closing = false;
+
+  constructor(facade: McpFacade, private readonly options: McpHttpOptions) {
+    this.bridge = new RcpBridge({ service: options.service, transport: 'http', ...(options.session ? { session: options.session } : {}) });
+    this.handler = createMcpHandler(
+      ({ era, requestInfo }) => facade.createInstance(this.bridge, era, headersOf(requestInfo)).server,
+      {
+        maxRequestBodySize: options.maxBodyBytes,
+        ...(options.keepAliveMs !== undefined ? { keepAliveMs: options.keepAliveMs } : {}),
+        ...(options.onError ? { onerror: options.onError } : {}),
+      },
+    );
+    this.unpublish = publishCatalog(facade.watch, this.handler.notify);
+  }
+
+  get path(): string {
+    return this.options.path ?? MCP_PATH;
+  }
+
+  mount<E extends Env>(app: Hono<E>): void {
+    if (LOOPBACK.has(this.options.host)) app.use(this.path, localhostHostValidation(), localhostOriginValidation());
+    app.all(this.path, (c) => {
+      if (this.closing) {
+        return c.json({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'server is shutting down' } }, 503, { 'retry-after': '1' });
+      }
+      return this.handler.fetch(c.req.raw);
+    });
+  }
+
+  /**
+   * Graceful close: refuse new MCP requests, let tool calls finish (up to `drainTimeoutMs`; the
+   * listener's drain answers the rest -32010), then end every listen stream with its final
+   * result, so subscribers see a clean close rather than a dropped connection.
+   */
+  async close(drainTimeoutMs: number): Promise<void> {
+    this.closing = true;
+    await this.bridge.idle(drainTimeoutMs);
+    this.unpublish();
+    await this.handler.close();
+  }
+}
+
+function headersOf(request: Request | undefined): Readonly<Record<string, string>> {
+  const headers: Record<string, string> = {};
+  request?.headers.forEach((value, name) => {
+    headers[name] = value; // Headers yields lower-cased names
+  });
+  return headers;
+}

@@ -1,0 +1,57 @@
+/**
+ * MCP over stdin/stdout (Node): the SDK's `serveStdio` pins one server instance per connection
+ * (2026-07-28 or a 2025-era `initialize`), and that instance follows the catalog, so a client's
+ * listen stream (or, 2025 era, its unsolicited notifications) hears of engine changes. stdout
+ * carries MCP frames only; the gateway logs to stderr.
+ */
+import type { Readable, Writable } from 'node:stream';
+import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import type { RcpService } from '../core/service/contract.js';
+import type { SessionOptions } from '../core/session/session.js';
+import { RcpBridge } from './bridge.js';
+import type { McpFacade } from './facade.js';
+import { followCatalog } from './follow.js';
+
+export interface McpStdioOptions {
+  service: RcpService;
+  session?: Partial<SessionOptions>;
+  input?: Readable;
+  output?: Writable;
+  onError?: (err: unknown) => void;
+}
+
+export interface McpStdioConnection {
+  /** Resolves when the client closes its end (stdin EOF). */
+  readonly ended: Promise<void>;
+  /** Let tool calls finish (up to `drainTimeoutMs`), then end listen streams cleanly and close. */
+  close(drainTimeoutMs: number): Promise<void>;
+}
+
+export function serveMcpStdio(facade: McpFacade, options: McpStdioOptions): McpStdioConnection {
+  const input = options.input ?? process.stdin;
+  const output = options.output ?? process.stdout;
+  const onError = options.onError ?? ((): void => undefined);
+  const bridge = new RcpBridge({ service: options.service, transport: 'stdio', ...(options.session ? { session: options.session } : {}) });
+  const ended = new Promise<void>((resolve) => {
+    input.once('end', () => resolve());
+    input.once('close', () => resolve());
+  });
+  const handle = serveStdio(({ era }) => {
+    const instance = facade.createInstance(bridge, era);
+    const stop = followCatalog(instance, facade.watch, era, onError);
+    const protocol = instance.server.server;
+    const previous = protocol.onclose;
+    protocol.onclose = () => {
+      stop();
+      previous?.();
+    };
+    return instance.server;
+  }, { transport: new StdioServerTransport(input, output), onerror: onError });
+  return {
+    ended,
+    close: async (drainTimeoutMs) => {
+      await bridge.idle(drainTimeoutMs);
+      await handle.close();
+    },
+  };
+}
