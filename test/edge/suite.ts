@@ -176,14 +176,15 @@ export function edgeSuite(runtime: EdgeRuntime): void {
     });
 
     it('relays progress over SSE under the client’s token, then the same final answer', async () => {
-      behave({ alpha: { progressFrames: 3 } });
+      // Frames 50 ms apart: the relay coalesces frames that arrive together (progressFramesPerSecond).
+      behave({ alpha: { progressFrames: 3, progressIntervalMs: 50 } });
       const params = { query: 'retrieval stream engine', k: 5, _meta: only('alpha', 'beta') };
       const reply = await rpcSse(edge.url, 'retrieve', params, { progressToken: 'edge-progress' });
       expect(reply.contentType).toContain('text/event-stream');
       expect(reply.parseErrors).toEqual([]);
       for (const frame of reply.progress) expect(frame.progressToken).toBe('edge-progress');
       const messages = reply.progress.map((p) => p.message ?? '');
-      expect(messages.some((m) => m.includes('from engine alpha') && m.includes('retrieve 1/3'))).toBe(true); // the engine's own frame, relayed
+      expect(messages.some((m) => m.includes('from engine alpha') && /retrieve [1-3]\/3/.test(m))).toBe(true); // the engine's own frame, relayed
       expect(messages.some((m) => m.startsWith('2 of 2 engines answered'))).toBe(true);
       expect(reply.framesAfterFinal).toBe(0);
       const plain = await rpc<RetrieveResult>(node.url, 'retrieve', params);
@@ -238,22 +239,29 @@ export function edgeSuite(runtime: EdgeRuntime): void {
 
     it('cuts a hanging engine at the deadline and answers degraded, as Node does', async () => {
       behave({ slow: { fault: 'hang' } });
+      // Long enough for the healthy engine to answer on a busy machine; far below the 20 s engine timeout.
+      const DEADLINE_MS = 2_000;
       const params = (where: string) => ({
         query: `retrieval ranking deadline ${where}`,
         k: 4,
-        _meta: { deadlineMs: 600, ...only('alpha', 'slow') },
+        _meta: { deadlineMs: DEADLINE_MS, ...only('alpha', 'slow') },
       });
       const started = performance.now();
-      const onEdge = await rpc<RetrieveResult>(edge.url, 'retrieve', params(runtime.name));
-      const elapsed = performance.now() - started;
-      const onNode = await rpc<RetrieveResult>(node.url, 'retrieve', params('node'));
-      expect(onEdge.error).toBeUndefined();
-      expect(elapsed).toBeLessThan(600 + 2_000);
-      expect(onEdge.result!._meta.engines).toEqual(['alpha']);
-      expect(onEdge.result!.hits.length).toBeGreaterThan(0);
+      const [onEdge, onNode] = await Promise.all([
+        rpc<RetrieveResult>(edge.url, 'retrieve', params(runtime.name)).then((reply) => ({ reply, elapsed: performance.now() - started })),
+        rpc<RetrieveResult>(node.url, 'retrieve', params('node')),
+      ]);
+      const { elapsed } = onEdge;
+      expect(onEdge.reply.error).toBeUndefined();
+      expect(onNode.error).toBeUndefined();
+      expect(elapsed).toBeGreaterThanOrEqual(DEADLINE_MS - 100); // it waited for the hanging engine up to the deadline
+      expect(elapsed).toBeLessThan(DEADLINE_MS + 3_000);
+      const onEdgeResult = onEdge.reply.result!;
+      expect(onEdgeResult._meta.engines).toEqual(['alpha']);
+      expect(onEdgeResult.hits.length).toBeGreaterThan(0);
       const shape = (d: Degraded[] | undefined): unknown => d?.map(({ engine, code, reason }) => ({ engine, code, reason }));
-      expect(shape(onEdge.result!._meta.degraded)).toEqual([{ engine: 'slow', code: expect.any(Number), reason: expect.any(String) }]);
-      expect(shape(onEdge.result!._meta.degraded)).toEqual(shape(onNode.result!._meta.degraded));
+      expect(shape(onEdgeResult._meta.degraded)).toEqual([{ engine: 'slow', code: expect.any(Number), reason: expect.any(String) }]);
+      expect(shape(onEdgeResult._meta.degraded)).toEqual(shape(onNode.result!._meta.degraded));
       await abortOf('slow', await requestOf('slow', `retrieval ranking deadline ${runtime.name}`));
     });
 
