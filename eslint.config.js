@@ -11,17 +11,36 @@ const NODE_ONLY = 'src/core is runtime-neutral: Node-specific code belongs in sr
 const coreBoundary = {
   files: ['src/core/**/*.ts'],
   rules: {
-    'no-restricted-imports': ['error', {
-      paths: builtinModules.map((name) => ({ name, message: NODE_ONLY })),
-      patterns: [
-        { group: ['node:*'], message: NODE_ONLY },
-        { group: ['undici', 'undici/*', '@hono/node-server', '@hono/node-server/*', 'pino', 'pino/*', 'pino-*', 'prom-client', 'prom-client/*'], message: NODE_ONLY },
-        { regex: '^\\.\\.?/(?:\\.\\./)*(?:node|cli)(?:/|$)', message: NODE_ONLY },
-      ],
-    }],
-    'no-restricted-globals': ['error',
-      ...['Buffer', 'process', 'setImmediate', 'clearImmediate', 'global', '__dirname', '__filename', 'require']
-        .map((name) => ({ name, message: NODE_ONLY })),
+    'no-restricted-imports': [
+      'error',
+      {
+        paths: builtinModules.map((name) => ({ name, message: NODE_ONLY })),
+        patterns: [
+          { group: ['node:*'], message: NODE_ONLY },
+          {
+            group: [
+              'undici',
+              'undici/*',
+              '@hono/node-server',
+              '@hono/node-server/*',
+              'pino',
+              'pino/*',
+              'pino-*',
+              'prom-client',
+              'prom-client/*',
+            ],
+            message: NODE_ONLY,
+          },
+          { regex: '^\\.\\.?/(?:\\.\\./)*(?:node|cli)(?:/|$)', message: NODE_ONLY },
+        ],
+      },
+    ],
+    'no-restricted-globals': [
+      'error',
+      ...['Buffer', 'process', 'setImmediate', 'clearImmediate', 'global', '__dirname', '__filename', 'require'].map((name) => ({
+        name,
+        message: NODE_ONLY,
+      })),
     ],
   },
 };
@@ -35,14 +54,30 @@ const EDGE_ONLY = 'src/edge runs on workerd, Deno and Bun: no Node runtime code 
 const edgeBoundary = {
   files: ['src/edge/**/*.ts'],
   rules: {
-    'no-restricted-imports': ['error', {
-      paths: builtinModules.filter((name) => name !== 'async_hooks').map((name) => ({ name, message: EDGE_ONLY })),
-      patterns: [
-        { regex: '^node:(?!async_hooks$)', message: EDGE_ONLY },
-        { group: ['undici', 'undici/*', '@hono/node-server', '@hono/node-server/*', 'pino', 'pino/*', 'pino-*', 'prom-client', 'prom-client/*'], message: EDGE_ONLY },
-        { regex: '^\\.\\.?/(?:\\.\\./)*(?:node|cli)(?:/|$)', message: EDGE_ONLY },
-      ],
-    }],
+    'no-restricted-imports': [
+      'error',
+      {
+        paths: builtinModules.filter((name) => name !== 'async_hooks').map((name) => ({ name, message: EDGE_ONLY })),
+        patterns: [
+          { regex: '^node:(?!async_hooks$)', message: EDGE_ONLY },
+          {
+            group: [
+              'undici',
+              'undici/*',
+              '@hono/node-server',
+              '@hono/node-server/*',
+              'pino',
+              'pino/*',
+              'pino-*',
+              'prom-client',
+              'prom-client/*',
+            ],
+            message: EDGE_ONLY,
+          },
+          { regex: '^\\.\\.?/(?:\\.\\./)*(?:node|cli)(?:/|$)', message: EDGE_ONLY },
+        ],
+      },
+    ],
   },
 };
 
@@ -53,10 +88,22 @@ export default tseslint.config(
   {
     languageOptions: {
       globals: {
-        process: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly',
-        setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly', Buffer: 'readonly',
-        URL: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly', TextEncoder: 'readonly',
-        TextDecoder: 'readonly', performance: 'readonly', structuredClone: 'readonly', queueMicrotask: 'readonly',
+        process: 'readonly',
+        console: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        setImmediate: 'readonly',
+        Buffer: 'readonly',
+        URL: 'readonly',
+        AbortController: 'readonly',
+        AbortSignal: 'readonly',
+        TextEncoder: 'readonly',
+        TextDecoder: 'readonly',
+        performance: 'readonly',
+        structuredClone: 'readonly',
+        queueMicrotask: 'readonly',
         crypto: 'readonly',
       },
     },

@@ -25,7 +25,9 @@ if (!existsSync(path.join(ROOT, 'dist/core/federation/fusion/fuse.js'))) {
   process.exit(2);
 }
 const [{ createBm25Engine }, { fuse }, { loadCranfieldEval, evaluateRun }] = await Promise.all([
-  dist('demo/bm25/index.js'), dist('core/federation/fusion/fuse.js'), dist('demo/eval/cranfield.js'),
+  dist('demo/bm25/index.js'),
+  dist('core/federation/fusion/fuse.js'),
+  dist('demo/eval/cranfield.js'),
 ]);
 
 const { values } = parseArgs({
@@ -55,14 +57,24 @@ function run(strategy, { weights = {}, rrfK = 60, depth = DEPTH, k = K } = {}) {
   const out = new Map();
   for (const q of perQuery) {
     const lists = q.lists.map((l) => ({ ...l, hits: l.hits.slice(0, depth), weight: weights[l.engine] ?? 1 }));
-    out.set(q.id, fuse(lists, strategy, { k, rrfK, dedup: 'id' }).hits.map((h) => String(h.id)));
+    out.set(
+      q.id,
+      fuse(lists, strategy, { k, rrfK, dedup: 'id' }).hits.map((h) => String(h.id)),
+    );
   }
   return evaluateRun(out, evalSet.judgements);
 }
 
 function single(engineId) {
   const out = new Map();
-  for (const q of perQuery) out.set(q.id, q.lists.find((l) => l.engine === engineId).hits.slice(0, K).map((h) => h.id));
+  for (const q of perQuery)
+    out.set(
+      q.id,
+      q.lists
+        .find((l) => l.engine === engineId)
+        .hits.slice(0, K)
+        .map((h) => h.id),
+    );
   return evaluateRun(out, evalSet.judgements);
 }
 
@@ -108,7 +120,14 @@ const strategies = [
 ];
 for (const [name, e] of strategies) {
   const cmp = e === rrf ? undefined : paired(e, rrf);
-  rows.push([name, f3(e.ndcg10), f3(e.recall100), f3(e.mrr), cmp ? `${cmp.wins}/${cmp.losses}/${cmp.ties}` : '—', cmp ? (cmp.p < 1e-4 ? '< 0.0001' : cmp.p.toFixed(4)) : '—']);
+  rows.push([
+    name,
+    f3(e.ndcg10),
+    f3(e.recall100),
+    f3(e.mrr),
+    cmp ? `${cmp.wins}/${cmp.losses}/${cmp.ties}` : '—',
+    cmp ? (cmp.p < 1e-4 ? '< 0.0001' : cmp.p.toFixed(4)) : '—',
+  ]);
 }
 
 // What a gateway request with k = 10 does by default: each engine asked for k × fusionHeadroom
@@ -124,14 +143,24 @@ const atGateway = ['rrf', 'weighted', 'convex'].map((strategy) => {
 const sweep = [];
 for (const alpha of [0.3, 0.5, 0.7, 0.8]) {
   const weights = { titles: 1 - alpha, abstracts: alpha };
-  sweep.push([`α = ${alpha} on abstracts`, f3(run('weighted', { weights }).ndcg10), f3(run('convex', { weights }).ndcg10), f3(run('rrf', { weights }).ndcg10)]);
+  sweep.push([
+    `α = ${alpha} on abstracts`,
+    f3(run('weighted', { weights }).ndcg10),
+    f3(run('convex', { weights }).ndcg10),
+    f3(run('rrf', { weights }).ndcg10),
+  ]);
 }
 const rrfKs = [10, 30, 60, 100].map((rrfK) => [`rrfK ${rrfK}`, f3(run('rrf', { rrfK }).ndcg10)]);
 
 const table = (head, body) => {
   const all = [head, ...body];
   const widths = head.map((_, i) => Math.max(...all.map((r) => String(r[i]).length)));
-  return all.map((r, n) => `| ${r.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |${n === 0 ? `\n| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |` : ''}`).join('\n');
+  return all
+    .map(
+      (r, n) =>
+        `| ${r.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |${n === 0 ? `\n| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |` : ''}`,
+    )
+    .join('\n');
 };
 const main = table(['run', 'nDCG@10', 'Recall@100', 'MRR', 'vs rrf W/L/T (nDCG@10)', 'p (paired)'], rows);
 const alphaTable = table(['weights (titles = 1 − α)', 'weighted nDCG@10', 'convex nDCG@10', 'rrf nDCG@10'], sweep);

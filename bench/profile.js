@@ -45,6 +45,8 @@ await engines.stop();
 const written = readdirSync(values.out).filter((f) => f.endsWith('.cpuprofile') && !before.has(f));
 for (const file of written) {
   const full = path.join(values.out, file);
-  process.stdout.write(`\n${path.relative(ROOT, full)}\n${formatSummary(summarize(JSON.parse(readFileSync(full, 'utf8'))), Number(values.top))}\n`);
+  process.stdout.write(
+    `\n${path.relative(ROOT, full)}\n${formatSummary(summarize(JSON.parse(readFileSync(full, 'utf8'))), Number(values.top))}\n`,
+  );
 }
 if (written.length === 0) process.stdout.write('no profile was written (did the gateway exit cleanly?)\n');

@@ -77,21 +77,34 @@ function stop(child) {
 }
 
 async function engine(id, extra = []) {
-  const { child, match } = await start([ENGINE, '--transport', 'http', '--port', '0', '--id', id, '--id-prefix', `${id}-`, ...extra], /\{"listening":(\d+)\}/, `engine ${id}`);
+  const { child, match } = await start(
+    [ENGINE, '--transport', 'http', '--port', '0', '--id', id, '--id-prefix', `${id}-`, ...extra],
+    /\{"listening":(\d+)\}/,
+    `engine ${id}`,
+  );
   return { child, url: `http://127.0.0.1:${match[1]}/rcp` };
 }
 
 async function gateway(name, engines, breaker) {
   const file = path.join(tmp, `${name}.json`);
-  writeFileSync(file, JSON.stringify({
-    engines: engines.map((e, i) => ({ id: `e${i + 1}`, transport: 'http', url: e.url })),
-    gateway: {
-      deadlineMs: DEADLINE_MS, logLevel: 'error', breaker,
-      // Legs end at the deadline: no time for a retry, and none wanted in the figures.
-      retry: { budgetRatio: 0, minPerWindow: 0, windowMs: 10_000 },
-    },
-  }));
-  const { child, match } = await start([GATEWAY, 'serve', '--config', file, '--port', '0'], /listening on (http:\/\/\S+)/, `gateway ${name}`);
+  writeFileSync(
+    file,
+    JSON.stringify({
+      engines: engines.map((e, i) => ({ id: `e${i + 1}`, transport: 'http', url: e.url })),
+      gateway: {
+        deadlineMs: DEADLINE_MS,
+        logLevel: 'error',
+        breaker,
+        // Legs end at the deadline: no time for a retry, and none wanted in the figures.
+        retry: { budgetRatio: 0, minPerWindow: 0, windowMs: 10_000 },
+      },
+    }),
+  );
+  const { child, match } = await start(
+    [GATEWAY, 'serve', '--config', file, '--port', '0'],
+    /listening on (http:\/\/\S+)/,
+    `gateway ${name}`,
+  );
   return { child, url: match[1] };
 }
 
@@ -109,7 +122,8 @@ async function once(pool, basePath) {
   const text = await res.body.text();
   const ms = performance.now() - t0;
   const answer = JSON.parse(text);
-  if (!answer.result || !Array.isArray(answer.result.hits) || answer.result.hits.length === 0) throw new Error(`bad answer: ${text.slice(0, 300)}`);
+  if (!answer.result || !Array.isArray(answer.result.hits) || answer.result.hits.length === 0)
+    throw new Error(`bad answer: ${text.slice(0, 300)}`);
   const degraded = answer.result._meta?.degraded ?? [];
   return { ms, skipped: degraded.some((d) => d.reason === 'circuit-open'), timedOut: degraded.some((d) => d.reason === 'timeout') };
 }
@@ -123,14 +137,16 @@ async function measure(url) {
   let skipped = 0;
   let timedOut = 0;
   const until = performance.now() + SECONDS * 1000;
-  await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
-    while (performance.now() < until) {
-      const r = await once(pool, basePath);
-      samples.push(r.ms);
-      if (r.skipped) skipped++;
-      if (r.timedOut) timedOut++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (performance.now() < until) {
+        const r = await once(pool, basePath);
+        samples.push(r.ms);
+        if (r.skipped) skipped++;
+        if (r.timedOut) timedOut++;
+      }
+    }),
+  );
   await pool.close();
   samples.sort((a, b) => a - b);
   const q = (p) => samples[Math.min(samples.length - 1, Math.floor(p * samples.length))];
@@ -166,14 +182,21 @@ async function main() {
   const lines = [
     '| scenario | requests | p50 ms | p99 ms | p50 ÷ deadline | p99 ÷ deadline | p50 ÷ healthy p50 | p99 ÷ healthy p99 | hanging leg |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
-    ...rows.map(([name, r]) => `| ${name} | ${r.n} | ${f(r.p50, 1)} | ${f(r.p99, 1)} | ${f(r.p50 / DEADLINE_MS)} | ${f(r.p99 / DEADLINE_MS)} | ${f(r.p50 / healthy.p50)} | ${f(r.p99 / healthy.p99)} | `
-      + `${r.timedOut ? `timed out ×${r.timedOut}` : r.skipped ? `skipped (circuit-open) ×${r.skipped}` : '—'} |`),
+    ...rows.map(
+      ([name, r]) =>
+        `| ${name} | ${r.n} | ${f(r.p50, 1)} | ${f(r.p99, 1)} | ${f(r.p50 / DEADLINE_MS)} | ${f(r.p99 / DEADLINE_MS)} | ${f(r.p50 / healthy.p50)} | ${f(r.p99 / healthy.p99)} | ` +
+        `${r.timedOut ? `timed out ×${r.timedOut}` : r.skipped ? `skipped (circuit-open) ×${r.skipped}` : '—'} |`,
+    ),
   ];
   const cpu = os.cpus()[0]?.model.trim() ?? 'unknown';
-  const header = `## Resilience — ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}\n\n`
-    + `\`node bench/resilience.js\`: 3 test engines over HTTP, one flipped to \`hang\`; gateway deadline ${DEADLINE_MS} ms; `
-    + `${CONNECTIONS} closed-loop clients × ${SECONDS} s per scenario. Machine: ${cpu}, ${os.availableParallelism()} cores, `
-    + `Node ${process.version}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}.\n`;
+  const header =
+    `## Resilience — ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}\n\n` +
+    `\`node bench/resilience.js\`: 3 test engines over HTTP, one flipped to \`hang\`; gateway deadline ${DEADLINE_MS} ms; ` +
+    `${CONNECTIONS} closed-loop clients × ${SECONDS} s per scenario. Machine: ${cpu}, ${os.availableParallelism()} cores, ` +
+    `Node ${process.version}, load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}.\n`;
   const text = `${header}\n${lines.join('\n')}\n`;
   process.stdout.write(`\n${text}\n`);
   if (!values.smoke && !values['no-append']) appendFileSync(values.results, `\n${text}`);

@@ -43,7 +43,14 @@ const PLAN = SMOKE
 /** The memory run holds 1,000 calls open: lift the gateway's admission, per-engine and deadline limits. */
 const GATEWAY = JSON.parse(values.gateway);
 const CLI = values.cli ? { cli: path.resolve(values.cli) } : {};
-const MEMORY_GATEWAY = { ...GATEWAY, maxInFlight: 4096, maxConcurrentPerEngine: 2048, maxQueuePerEngine: 2048, deadlineMs: 120_000, engineTimeoutMs: 120_000 };
+const MEMORY_GATEWAY = {
+  ...GATEWAY,
+  maxInFlight: 4096,
+  maxConcurrentPerEngine: 2048,
+  maxQueuePerEngine: 2048,
+  deadlineMs: 120_000,
+  engineTimeoutMs: 120_000,
+};
 
 if (!existsSync(path.join(ROOT, 'dist/cli/main.js'))) {
   process.stderr.write('bench: dist/cli/main.js is missing; run `npm run build` first (or `npm run bench`, which builds)\n');
@@ -52,13 +59,22 @@ if (!existsSync(path.join(ROOT, 'dist/cli/main.js'))) {
 
 const log = (line) => process.stdout.write(`${line}\n`);
 const retrieveBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'retrieve', params: { query: 'rank fusion', k: 10 } });
-const sseBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'retrieve', params: { query: 'rank fusion', k: 10, _meta: { progressToken: 'bench' } } });
+const sseBody = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'retrieve',
+  params: { query: 'rank fusion', k: 10, _meta: { progressToken: 'bench' } },
+});
 const fullAnswer = (body) => body.includes('"hits":[{') && !body.includes('"degraded"') && !body.includes('"error"');
 const sseAnswer = (body) => fullAnswer(body) && body.includes('notifications/progress');
 
 /** One real request before the load: a scenario that answers errors fast must not look fast. */
 async function probe(target) {
-  const res = await fetch(target.url, { method: 'POST', headers: { 'content-type': 'application/json', ...target.headers }, body: target.body });
+  const res = await fetch(target.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...target.headers },
+    body: target.body,
+  });
   const text = await res.text();
   if (res.status !== 200 || !target.verify(text)) throw new Error(`probe of ${target.url} got HTTP ${res.status}: ${text.slice(0, 300)}`);
 }
@@ -73,13 +89,26 @@ async function measure(label, target, serverPids) {
   const t = await throughput(target, { connections: PLAN.connections, seconds: PLAN.seconds, sampleInt: PLAN.sampleInt });
   const cpu = cpuMs(pids) - cpuBefore;
   const load = process.cpuUsage(loadBefore);
-  const l = await latency(target, { rate: t.rps * 0.5, connections: PLAN.latencyConnections, seconds: PLAN.latencySeconds, sampleInt: PLAN.sampleInt });
+  const l = await latency(target, {
+    rate: t.rps * 0.5,
+    connections: PLAN.latencyConnections,
+    seconds: PLAN.latencySeconds,
+    sampleInt: PLAN.sampleInt,
+  });
   const result = {
-    label, rps: t.rps, bad: t.bad + l.bad, p50: l.p50, p99: l.p99, p999: l.p999, offered: l.offered,
+    label,
+    rps: t.rps,
+    bad: t.bad + l.bad,
+    p50: l.p50,
+    p99: l.p99,
+    p999: l.p999,
+    offered: l.offered,
     cpuUsPerReq: t.requests > 0 ? (cpu * 1000) / t.requests : NaN,
     loadCpuUsPerReq: t.requests > 0 ? (load.user + load.system) / t.requests : NaN,
   };
-  log(`  ${label}: ${result.rps.toFixed(0)} req/s; p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, p99.9 ${result.p999.toFixed(2)} ms at ${l.offered.toFixed(0)} req/s; server CPU ${result.cpuUsPerReq.toFixed(0)} µs/req; bad ${result.bad}`);
+  log(
+    `  ${label}: ${result.rps.toFixed(0)} req/s; p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, p99.9 ${result.p999.toFixed(2)} ms at ${l.offered.toFixed(0)} req/s; server CPU ${result.cpuUsPerReq.toFixed(0)} µs/req; bad ${result.bad}`,
+  );
   return result;
 }
 
@@ -98,7 +127,9 @@ async function guarded(results, label, fn) {
 
 async function main() {
   const info = machine();
-  log(`rcp-gateway benchmark${SMOKE ? ' (smoke)' : ''} — ${info.cpu}, ${info.cores} cores, Node ${info.node}, ${info.date}, load ${info.loadavg}`);
+  log(
+    `rcp-gateway benchmark${SMOKE ? ' (smoke)' : ''} — ${info.cpu}, ${info.cores} cores, Node ${info.node}, ${info.date}, load ${info.loadavg}`,
+  );
   const results = [];
   const ratios = {};
   const extra = [];
@@ -108,7 +139,9 @@ async function main() {
     const f = await fusionBench({ totalMs: PLAN.fusionMs, ...(values.cli ? { distDir: path.dirname(path.resolve(values.cli)) } : {}) });
     ratios['fusion÷parse'] = f.ratio;
     log(`  fusion ${f.fuseMs.toFixed(3)} ms, parse ${f.parseMs.toFixed(3)} ms (k = ${f.k})`);
-    extra.push(`fusion microbenchmark: RRF 5×1000 → top ${f.k} in ${f.fuseMs.toFixed(3)} ms; JSON.parse of the same hits ${f.parseMs.toFixed(3)} ms`);
+    extra.push(
+      `fusion microbenchmark: RRF 5×1000 → top ${f.k} in ${f.fuseMs.toFixed(3)} ms; JSON.parse of the same hits ${f.parseMs.toFixed(3)} ms`,
+    );
   }
 
   const engines = await startEngines(3);
@@ -149,7 +182,9 @@ async function main() {
       const gw = await startGateway(engines.urls, { ...CLI, gateway: GATEWAY });
       try {
         if (WANTED.has('C')) {
-          byLabel.C = await guarded(results, 'C client → gateway → 3 engines', () => measure('C client → gateway → 3 engines', target(gw.url), () => processTree(gw.pid)));
+          byLabel.C = await guarded(results, 'C client → gateway → 3 engines', () =>
+            measure('C client → gateway → 3 engines', target(gw.url), () => processTree(gw.pid)),
+          );
         }
         if (WANTED.has('D')) {
           byLabel.D = await guarded(results, 'D bare fan-out ceiling → 3 engines', async () => {
@@ -162,7 +197,9 @@ async function main() {
           });
         }
         if (WANTED.has('E')) {
-          byLabel.E = await guarded(results, 'E SSE, progress relayed, 3 engines', () => measure('E SSE, progress relayed, 3 engines', target(gw.url, true), () => processTree(gw.pid)));
+          byLabel.E = await guarded(results, 'E SSE, progress relayed, 3 engines', () =>
+            measure('E SSE, progress relayed, 3 engines', target(gw.url, true), () => processTree(gw.pid)),
+          );
         }
       } finally {
         await gw.stop();
@@ -181,7 +218,12 @@ async function main() {
     if (WANTED.has('mem')) {
       await guarded(results, 'memory', async () => {
         const memFile = path.join(os.tmpdir(), `rcp-bench-memory-${process.pid}.json`);
-        const gw = await startGateway(engines.urls, { ...CLI, gateway: MEMORY_GATEWAY, nodeArgs: GC_HOOK_ARGS, env: { RCPGW_BENCH_MEMFILE: memFile } });
+        const gw = await startGateway(engines.urls, {
+          ...CLI,
+          gateway: MEMORY_GATEWAY,
+          nodeArgs: GC_HOOK_ARGS,
+          env: { RCPGW_BENCH_MEMFILE: memFile },
+        });
         try {
           // Warm the code paths gently (a saturating burst would leave a heap grown far past the
           // baseline, which the streams then fill unseen); the baseline is taken after that.
@@ -206,12 +248,19 @@ async function main() {
   ratios['C÷D'] = ratio('C', 'D');
   ratios['C 2w÷1w'] = ratio('C2', 'C');
   if (byLabel.D1 && byLabel.A) {
-    extra.push(`reference: the bare proxy D1 reaches ${(byLabel.D1.rps / byLabel.A.rps).toFixed(2)} of A (the ceiling of B÷A on this machine); B÷D1 = ${byLabel.B ? (byLabel.B.rps / byLabel.D1.rps).toFixed(2) : 'n/a'}`);
+    extra.push(
+      `reference: the bare proxy D1 reaches ${(byLabel.D1.rps / byLabel.A.rps).toFixed(2)} of A (the ceiling of B÷A on this machine); B÷D1 = ${byLabel.B ? (byLabel.B.rps / byLabel.D1.rps).toFixed(2) : 'n/a'}`,
+    );
   }
   if (byLabel.C && byLabel.D) {
-    extra.push(`server CPU per request, C vs D: ${byLabel.C.cpuUsPerReq.toFixed(0)} vs ${byLabel.D.cpuUsPerReq.toFixed(0)} µs (D÷C ${(byLabel.D.cpuUsPerReq / byLabel.C.cpuUsPerReq).toFixed(2)}, the ceiling's share of the gateway's cost)`);
+    extra.push(
+      `server CPU per request, C vs D: ${byLabel.C.cpuUsPerReq.toFixed(0)} vs ${byLabel.D.cpuUsPerReq.toFixed(0)} µs (D÷C ${(byLabel.D.cpuUsPerReq / byLabel.C.cpuUsPerReq).toFixed(2)}, the ceiling's share of the gateway's cost)`,
+    );
   }
-  const loadGen = results.filter((r) => !r.error).map((r) => `${r.label.split(' ')[0]} ${r.loadCpuUsPerReq.toFixed(0)}`).join(', ');
+  const loadGen = results
+    .filter((r) => !r.error)
+    .map((r) => `${r.label.split(' ')[0]} ${r.loadCpuUsPerReq.toFixed(0)}`)
+    .join(', ');
   if (loadGen) extra.push(`load generator (autocannon) CPU µs/req: ${loadGen}`);
 
   const rows = rowsOf(results);

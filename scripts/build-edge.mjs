@@ -22,7 +22,10 @@ const outdir = path.resolve(option('outdir') ?? path.join(root, 'dist-edge'));
 
 /** The raw value at a reported path such as `engines[1].url`. */
 function valueAt(raw, reported) {
-  return reported.split(/\.|\[|\]/).filter(Boolean).reduce((value, key) => (value == null ? undefined : value[key]), raw);
+  return reported
+    .split(/\.|\[|\]/)
+    .filter(Boolean)
+    .reduce((value, key) => (value == null ? undefined : value[key]), raw);
 }
 
 /**
@@ -67,7 +70,11 @@ const common = {
   define: { RCPGW_VERSION: JSON.stringify(version) },
 };
 const entries = [
-  { name: 'worker', conditions: ['workerd', 'worker', 'browser'], define: { RCPGW_BUNDLED_CONFIG: config === undefined ? 'undefined' : JSON.stringify(config) } },
+  {
+    name: 'worker',
+    conditions: ['workerd', 'worker', 'browser'],
+    define: { RCPGW_BUNDLED_CONFIG: config === undefined ? 'undefined' : JSON.stringify(config) },
+  },
   { name: 'deno', conditions: ['deno', 'import'] },
   { name: 'bun', conditions: ['bun', 'import'] },
 ];

@@ -15,9 +15,13 @@ import { fetch } from 'undici';
 import { cpuMs, rssBytes, startEngines, startGateway } from '../bench/lib/procs.js';
 import { throughput } from '../bench/lib/load.js';
 
-const { values } = parseArgs({ options: {
-  seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '50' }, gateway: { type: 'string', default: '{}' },
-} });
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '50' },
+    gateway: { type: 'string', default: '{}' },
+  },
+});
 const SECONDS = Number(values.seconds);
 const CONNECTIONS = Number(values.connections);
 const MB = 1024 * 1024;
@@ -36,12 +40,22 @@ async function measure(label, engines, engineCount) {
     const idle = rssBytes(gateway.pid);
     await throughput(target, { connections: CONNECTIONS, seconds: 3 }); // warm-up, discarded
     let peak = rssBytes(gateway.pid);
-    const sampler = setInterval(() => { peak = Math.max(peak, rssBytes(gateway.pid)); }, 100);
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, rssBytes(gateway.pid));
+    }, 100);
     const cpuBefore = cpuMs([gateway.pid]);
     const result = await throughput(target, { connections: CONNECTIONS, seconds: SECONDS });
     const cpuPerRequestUs = ((cpuMs([gateway.pid]) - cpuBefore) * 1000) / result.requests;
     clearInterval(sampler);
-    return { label, rps: result.rps, bad: result.bad, cpuPerRequestUs, perCore: 1e6 / cpuPerRequestUs, idleMb: idle / MB, loadedMb: peak / MB };
+    return {
+      label,
+      rps: result.rps,
+      bad: result.bad,
+      cpuPerRequestUs,
+      perCore: 1e6 / cpuPerRequestUs,
+      idleMb: idle / MB,
+      loadedMb: peak / MB,
+    };
   } finally {
     await gateway.stop();
   }
@@ -50,11 +64,15 @@ async function measure(label, engines, engineCount) {
 const engines = await startEngines(3);
 try {
   const rows = [await measure('passthrough (1 engine)', engines, 1), await measure('fan-out to 3 engines', engines, 3)];
-  console.log(`Node ${process.version}, ${SECONDS} s at ${CONNECTIONS} connections, gateway settings ${values.gateway}, ${new Date().toISOString()}\n`);
+  console.log(
+    `Node ${process.version}, ${SECONDS} s at ${CONNECTIONS} connections, gateway settings ${values.gateway}, ${new Date().toISOString()}\n`,
+  );
   console.log('| path | req/s (this run) | server CPU µs/req | req/s per core | RSS idle MB | RSS under load MB | bad answers |');
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const r of rows) {
-    console.log(`| ${r.label} | ${r.rps.toFixed(0)} | ${r.cpuPerRequestUs.toFixed(0)} | ${r.perCore.toFixed(0)} | ${r.idleMb.toFixed(1)} | ${r.loadedMb.toFixed(1)} | ${r.bad} |`);
+    console.log(
+      `| ${r.label} | ${r.rps.toFixed(0)} | ${r.cpuPerRequestUs.toFixed(0)} | ${r.perCore.toFixed(0)} | ${r.idleMb.toFixed(1)} | ${r.loadedMb.toFixed(1)} | ${r.bad} |`,
+    );
   }
 } finally {
   await engines.stop();

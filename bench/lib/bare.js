@@ -22,14 +22,17 @@ const { values } = parseArgs({
 });
 const RRF_K = 60;
 const HEADROOM = 2;
-const engines = (values.engines ?? '').split(',').filter(Boolean).map((url, i) => {
-  const parsed = new URL(url);
-  return {
-    name: `e${i}`,
-    path: `${parsed.pathname.replace(/\/+$/, '')}/retrieve`,
-    pool: new Pool(parsed.origin, { connections: Number(values.connections), pipelining: 1, keepAliveTimeout: 30_000 }),
-  };
-});
+const engines = (values.engines ?? '')
+  .split(',')
+  .filter(Boolean)
+  .map((url, i) => {
+    const parsed = new URL(url);
+    return {
+      name: `e${i}`,
+      path: `${parsed.pathname.replace(/\/+$/, '')}/retrieve`,
+      pool: new Pool(parsed.origin, { connections: Number(values.connections), pipelining: 1, keepAliveTimeout: 30_000 }),
+    };
+  });
 let nextId = 1;
 
 async function ask(engine, query, k) {
@@ -54,7 +57,9 @@ function rrf(lists, k) {
       else fused.set(hit.id, { hit, score, engine: engines[e].name, rank: rank + 1 });
     }
   });
-  return [...fused.values()].sort((a, b) => b.score - a.score).slice(0, k)
+  return [...fused.values()]
+    .sort((a, b) => b.score - a.score)
+    .slice(0, k)
     .map((entry) => ({ ...entry.hit, score: entry.score, meta: { engine: entry.engine, engineRank: entry.rank } }));
 }
 
@@ -64,13 +69,16 @@ const server = http.createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
   req.on('end', () => {
     const request = JSON.parse(Buffer.concat(chunks).toString('utf8'));
     const k = request.params.k ?? 10;
-    Promise.all(engines.map((engine) => ask(engine, request.params.query, k * HEADROOM))).then((lists) => {
-      const out = JSON.stringify({ jsonrpc: '2.0', id: request.id, result: { hits: rrf(lists, k) } });
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out) });
-      res.end(out);
-    }, (err) => {
-      res.writeHead(502).end(String(err));
-    });
+    Promise.all(engines.map((engine) => ask(engine, request.params.query, k * HEADROOM))).then(
+      (lists) => {
+        const out = JSON.stringify({ jsonrpc: '2.0', id: request.id, result: { hits: rrf(lists, k) } });
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out) });
+        res.end(out);
+      },
+      (err) => {
+        res.writeHead(502).end(String(err));
+      },
+    );
   });
 });
 await new Promise((resolve) => server.listen(0, values.host, resolve));

@@ -61,9 +61,18 @@ export function formatSummary(summary, n = 30) {
   const line = (row) => `${(row.share * 100).toFixed(1).padStart(5)} %  ${row.ms.toFixed(0).padStart(7)} ms  ${row.name}`;
   return [
     `total sampled: ${summary.totalMs.toFixed(0)} ms`,
-    '', `top ${n} functions by self time:`, ...summary.functions.slice(0, n).map(line),
-    '', 'self time by package / file:', ...summary.origins.slice(0, 20).map(line),
-    '', `top ${n} functions by total (inclusive) time:`, ...summary.inclusive.filter((row) => !row.name.startsWith('(')).slice(0, n).map(line),
+    '',
+    `top ${n} functions by self time:`,
+    ...summary.functions.slice(0, n).map(line),
+    '',
+    'self time by package / file:',
+    ...summary.origins.slice(0, 20).map(line),
+    '',
+    `top ${n} functions by total (inclusive) time:`,
+    ...summary.inclusive
+      .filter((row) => !row.name.startsWith('('))
+      .slice(0, n)
+      .map(line),
   ].join('\n');
 }
 

@@ -49,7 +49,9 @@ const ID_HEAD = Buffer.from('{"jsonrpc":"2.0","id":');
 function answers(e) {
   const result = { hits: cannedHits(e), usage: { candidates: HITS } };
   const retrieveTail = Buffer.from(`,"result":${JSON.stringify(result)}}`);
-  const initTail = Buffer.from(`,"result":${JSON.stringify({ protocolVersion: 1, server: { name: `bench-engine-${e}`, version: '1' }, capabilities: CAPS })}}`);
+  const initTail = Buffer.from(
+    `,"result":${JSON.stringify({ protocolVersion: 1, server: { name: `bench-engine-${e}`, version: '1' }, capabilities: CAPS })}}`,
+  );
   const emptyTail = Buffer.from(',"result":{}}');
   const unknownTail = Buffer.from(',"error":{"code":-32004,"message":"unknown method"}}');
   const progress = [];
@@ -113,9 +115,14 @@ function handler(canned) {
         finishSse(stream);
         return;
       }
-      const tail = method === 'retrieve' ? canned.retrieveTail
-        : method === 'initialize' ? canned.initTail
-          : method === 'ping' ? canned.emptyTail : canned.unknownTail;
+      const tail =
+        method === 'retrieve'
+          ? canned.retrieveTail
+          : method === 'initialize'
+            ? canned.initTail
+            : method === 'ping'
+              ? canned.emptyTail
+              : canned.unknownTail;
       const out = Buffer.concat([ID_HEAD, Buffer.from(id, 'latin1'), tail]);
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': out.length });
       res.end(out);

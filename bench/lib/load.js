@@ -17,16 +17,19 @@ import autocannon from 'autocannon';
 
 function run(target, options, onResponse) {
   return new Promise((resolve, reject) => {
-    const instance = autocannon({
-      url: target.url,
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...target.headers },
-      body: target.body,
-      verifyBody: target.verify,
-      timeout: 20,
-      sampleInt: options.sampleInt ?? 250,
-      ...options.autocannon,
-    }, (err, result) => (err ? reject(err) : resolve(result)));
+    const instance = autocannon(
+      {
+        url: target.url,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...target.headers },
+        body: target.body,
+        verifyBody: target.verify,
+        timeout: 20,
+        sampleInt: options.sampleInt ?? 250,
+        ...options.autocannon,
+      },
+      (err, result) => (err ? reject(err) : resolve(result)),
+    );
     if (onResponse) instance.on('response', onResponse);
   });
 }
@@ -56,7 +59,10 @@ export async function latency(target, { rate, connections, seconds, sampleInt })
   const samples = [];
   const result = await run(
     target,
-    { sampleInt, autocannon: { connections: Math.max(1, Math.min(connections, rate)), overallRate: Math.max(1, Math.round(rate)), duration: seconds } },
+    {
+      sampleInt,
+      autocannon: { connections: Math.max(1, Math.min(connections, rate)), overallRate: Math.max(1, Math.round(rate)), duration: seconds },
+    },
     (_client, status, _bytes, ms) => {
       if (status === 200) samples.push(ms);
     },

@@ -26,19 +26,24 @@ function openStream(url, body, agent) {
     onFirst = resolve;
   });
   const done = new Promise((resolve, reject) => {
-    const req = http.request(url, {
-      method: 'POST', agent,
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'content-length': Buffer.byteLength(body) },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk) => {
-        text += chunk;
-        onFirst();
-      });
-      res.on('end', () => resolve(text));
-      res.on('error', reject);
-    });
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => {
+          text += chunk;
+          onFirst();
+        });
+        res.on('end', () => resolve(text));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -53,7 +58,7 @@ function openStream(url, body, agent) {
 async function collected(pid, memFile) {
   rmSync(memFile, { force: true });
   process.kill(pid, 'SIGUSR2');
-  await until(() => existsSync(memFile), 10_000, 'the gateway\'s memory report');
+  await until(() => existsSync(memFile), 10_000, "the gateway's memory report");
   const usage = JSON.parse(readFileSync(memFile, 'utf8'));
   const samples = [];
   for (let i = 0; i < 5; i++) {
@@ -65,7 +70,12 @@ async function collected(pid, memFile) {
 }
 
 export async function sseMemory({ gatewayUrl, gatewayPid, memFile, engines, engineCount, streams }) {
-  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'retrieve', params: { query: 'rank fusion', k: 10, _meta: { progressToken: 'mem' } } });
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'retrieve',
+    params: { query: 'rank fusion', k: 10, _meta: { progressToken: 'mem' } },
+  });
   const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
   const before = await collected(gatewayPid, memFile);
   engines.hold(true);
@@ -76,13 +86,22 @@ export async function sseMemory({ gatewayUrl, gatewayPid, memFile, engines, engi
     stream.firstData.then(() => first++);
     open.push(stream);
   }
-  await until(async () => first === streams && (await engines.held()) === streams * engineCount, 60_000,
-    `${streams} open streams (${first} relayed a frame)`);
+  await until(
+    async () => first === streams && (await engines.held()) === streams * engineCount,
+    60_000,
+    `${streams} open streams (${first} relayed a frame)`,
+  );
   const during = await collected(gatewayPid, memFile);
   engines.release();
   const bodies = await Promise.all(open.map((stream) => stream.done));
   agent.destroy();
   const complete = bodies.filter((text) => text.includes('"hits":[{') && !text.includes('"degraded"')).length;
   if (complete !== streams) throw new Error(`only ${complete} of ${streams} streams ended with a full answer`);
-  return { streams, before: before.rss, during: during.rss, perStream: (during.rss - before.rss) / streams, livePerStream: (during.live - before.live) / streams };
+  return {
+    streams,
+    before: before.rss,
+    during: during.rss,
+    perStream: (during.rss - before.rss) / streams,
+    livePerStream: (during.live - before.live) / streams,
+  };
 }

@@ -25,15 +25,16 @@ function track(child) {
 }
 
 function stopper(child) {
-  return () => new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
+  return () =>
+    new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      child.once('exit', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      child.kill('SIGTERM');
     });
-    child.kill('SIGTERM');
-  });
 }
 
 /** Fork a bench script and wait for its `{type:'listening'}` IPC message. */
@@ -59,14 +60,15 @@ export async function startEngines(count) {
     urls: started.message.ports.map((port) => `http://127.0.0.1:${port}/rcp`),
     hold: (on) => ask('hold', { on }),
     release: () => ask('release'),
-    held: () => new Promise((resolve) => {
-      child.on('message', function onMessage(message) {
-        if (message.type !== 'held') return;
-        child.off('message', onMessage);
-        resolve(message.count);
-      });
-      ask('held?');
-    }),
+    held: () =>
+      new Promise((resolve) => {
+        child.on('message', function onMessage(message) {
+          if (message.type !== 'held') return;
+          child.off('message', onMessage);
+          resolve(message.count);
+        });
+        ask('held?');
+      }),
   };
 }
 
@@ -83,10 +85,17 @@ export async function startBare(engineUrls) {
 export async function startGateway(engineUrls, { gateway = {}, workers, nodeArgs = [], cli = GATEWAY_CLI, env = {} } = {}) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'rcp-bench-'));
   const configFile = path.join(dir, 'gateway.json');
-  writeFileSync(configFile, JSON.stringify({
-    engines: engineUrls.map((url, i) => ({ id: `e${i}`, transport: 'http', url })),
-    gateway,
-  }, null, 2));
+  writeFileSync(
+    configFile,
+    JSON.stringify(
+      {
+        engines: engineUrls.map((url, i) => ({ id: `e${i}`, transport: 'http', url })),
+        gateway,
+      },
+      null,
+      2,
+    ),
+  );
   const args = [...nodeArgs, cli, 'serve', '--config', configFile, '--port', '0'];
   if (workers !== undefined) args.push('--workers', String(workers));
   const child = track(spawn(process.execPath, args, { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] }));
@@ -110,7 +119,10 @@ export async function startGateway(engineUrls, { gateway = {}, workers, nodeArgs
   });
   const stop = stopper(child);
   return {
-    url, pid: child.pid, dir, child,
+    url,
+    pid: child.pid,
+    dir,
+    child,
     stderr: () => stderr,
     stop: async () => {
       await stop();

@@ -22,7 +22,10 @@ export function machine() {
     node: process.version,
     os: `${os.type()} ${os.release()} ${os.arch()}`,
     date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-    loadavg: os.loadavg().map((x) => x.toFixed(2)).join(' '),
+    loadavg: os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' '),
   };
 }
 
@@ -43,9 +46,11 @@ export function targetText(name) {
 const HEAD = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'latency at req/s', 'server CPU µs/req', 'bad answers'];
 
 export function rowsOf(results) {
-  return results.map((r) => r.error
-    ? [r.label, 'failed', '', '', '', '', '', r.error.split('\n')[0].slice(0, 80)]
-    : [r.label, fmt(r.rps), fmt(r.p50, 2), fmt(r.p99, 2), fmt(r.p999, 2), fmt(r.offered), fmt(r.cpuUsPerReq), String(r.bad)]);
+  return results.map((r) =>
+    r.error
+      ? [r.label, 'failed', '', '', '', '', '', r.error.split('\n')[0].slice(0, 80)]
+      : [r.label, fmt(r.rps), fmt(r.p50, 2), fmt(r.p99, 2), fmt(r.p999, 2), fmt(r.offered), fmt(r.cpuUsPerReq), String(r.bad)],
+  );
 }
 
 export function printTable(rows) {
@@ -65,11 +70,16 @@ export function ratioLines(ratios) {
 
 export function appendResults(file, { label, info, rows, ratios, extra, settings }) {
   if (!existsSync(file)) {
-    writeFileSync(file, '# Benchmark results\n\nAppended by `npm run bench` (newest last). See docs/performance.md for what each figure means.\n');
+    writeFileSync(
+      file,
+      '# Benchmark results\n\nAppended by `npm run bench` (newest last). See docs/performance.md for what each figure means.\n',
+    );
   }
   const md = [];
   md.push('', `## ${info.date}${label ? ` — ${label}` : ''}`, '');
-  md.push(`Machine: ${info.cpu}, ${info.cores} cores, ${info.memory}; Node ${info.node}; ${info.os}; load average at start ${info.loadavg}.`);
+  md.push(
+    `Machine: ${info.cpu}, ${info.cores} cores, ${info.memory}; Node ${info.node}; ${info.os}; load average at start ${info.loadavg}.`,
+  );
   md.push(`Settings: ${settings}.`, '');
   md.push(`| ${HEAD.join(' | ')} |`, `|${HEAD.map((_, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`);
   for (const row of rows) md.push(`| ${row.join(' | ')} |`);

@@ -62,25 +62,32 @@ export const PostgresAdapterSchema = z.strictObject({
   connection: PgConnectionSchema,
   table: qualifiedNameSchema,
   columns: ColumnsSchema,
-  search: z.strictObject({
-    /** A text search configuration name (`english`, `simple`, `german`, …). */
-    language: z.string().regex(/^[a-z_]{1,63}$/, 'expected a text search configuration name such as "english"').default('english'),
-    /** A stored tsvector column; otherwise the vector is computed from `columns`. */
-    vector: identifierSchema.optional(),
-    /** Columns concatenated into the computed vector (default: title and text). */
-    columns: z.array(identifierSchema).min(1).optional(),
-    /** `any`: a document matching any query word qualifies; `all`: every word; `websearch`: the raw query in web-search syntax. */
-    match: z.enum(['any', 'all', 'websearch']).default('any'),
-    ranking: z.enum(['ts_rank_cd', 'ts_rank']).default('ts_rank_cd'),
-    /** The ranking functions' normalization bit mask (0 = none). */
-    normalization: z.int().min(0).max(63).default(0),
-  }).default({ language: 'english', match: 'any', ranking: 'ts_rank_cd', normalization: 0 }),
-  pool: z.strictObject({
-    max: z.int().min(1).max(100).default(4),
-    /** statement_timeout for every search. */
-    statementTimeoutMs: z.int().min(1).default(10_000),
-    connectTimeoutMs: z.int().min(1).default(5_000),
-  }).default({ max: 4, statementTimeoutMs: 10_000, connectTimeoutMs: 5_000 }),
+  search: z
+    .strictObject({
+      /** A text search configuration name (`english`, `simple`, `german`, …). */
+      language: z
+        .string()
+        .regex(/^[a-z_]{1,63}$/, 'expected a text search configuration name such as "english"')
+        .default('english'),
+      /** A stored tsvector column; otherwise the vector is computed from `columns`. */
+      vector: identifierSchema.optional(),
+      /** Columns concatenated into the computed vector (default: title and text). */
+      columns: z.array(identifierSchema).min(1).optional(),
+      /** `any`: a document matching any query word qualifies; `all`: every word; `websearch`: the raw query in web-search syntax. */
+      match: z.enum(['any', 'all', 'websearch']).default('any'),
+      ranking: z.enum(['ts_rank_cd', 'ts_rank']).default('ts_rank_cd'),
+      /** The ranking functions' normalization bit mask (0 = none). */
+      normalization: z.int().min(0).max(63).default(0),
+    })
+    .default({ language: 'english', match: 'any', ranking: 'ts_rank_cd', normalization: 0 }),
+  pool: z
+    .strictObject({
+      max: z.int().min(1).max(100).default(4),
+      /** statement_timeout for every search. */
+      statementTimeoutMs: z.int().min(1).default(10_000),
+      connectTimeoutMs: z.int().min(1).default(5_000),
+    })
+    .default({ max: 4, statementTimeoutMs: 10_000, connectTimeoutMs: 5_000 }),
 });
 export type PostgresAdapterConfig = z.infer<typeof PostgresAdapterSchema>;
 
@@ -115,9 +122,10 @@ export type AdapterKind = (typeof ADAPTER_KINDS)[number];
 export function declaredFields(config: AdapterConfig): DeclaredFields {
   const fields: Record<string, DeclaredFields[string]> = {};
   for (const [name, spec] of Object.entries(config.filters)) {
-    fields[name] = typeof spec === 'string'
-      ? { column: name, type: spec, array: false }
-      : { column: spec.column ?? name, type: spec.type, array: spec.array };
+    fields[name] =
+      typeof spec === 'string'
+        ? { column: name, type: spec, array: false }
+        : { column: spec.column ?? name, type: spec.type, array: spec.array };
   }
   return fields;
 }

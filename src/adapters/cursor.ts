@@ -20,8 +20,9 @@ export function decodeCursor(cursor: string, fingerprint: string): number {
   } catch {
     decoded = undefined;
   }
-  const fields = typeof decoded === 'object' && decoded !== null ? decoded as Record<string, unknown> : {};
-  if (!Number.isSafeInteger(fields.o) || (fields.o as number) < 0) throw RcpError.invalidParams('cursor', 'not a cursor this engine issued');
+  const fields = typeof decoded === 'object' && decoded !== null ? (decoded as Record<string, unknown>) : {};
+  if (!Number.isSafeInteger(fields.o) || (fields.o as number) < 0)
+    throw RcpError.invalidParams('cursor', 'not a cursor this engine issued');
   if (fields.f !== fingerprint) throw RcpError.invalidParams('cursor', 'the cursor belongs to another query or filter');
   return fields.o as number;
 }

@@ -14,7 +14,10 @@ export function validateAdapterEngines(engines: EngineConfig[], baseDir: string)
     if (engine.transport !== 'adapter') return;
     const parsed = AdapterConfigSchema.safeParse(engine.adapter);
     if (!parsed.success) {
-      for (const issue of parsed.error.issues) problems.push(`engines[${index}].adapter${issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('')}: ${issue.message}`);
+      for (const issue of parsed.error.issues)
+        problems.push(
+          `engines[${index}].adapter${issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('')}: ${issue.message}`,
+        );
       return;
     }
     engine.adapter = parsed.data;

@@ -37,7 +37,9 @@ export async function openAdapter(config: AdapterConfig, baseDir: string): Promi
     await backend.close().catch(() => undefined);
     throw err;
   }
-  const notes = await backend.inspect().catch((err: unknown) => [{ level: 'warning' as const, message: `inspection failed: ${(err as Error).message}` }]);
+  const notes = await backend
+    .inspect()
+    .catch((err: unknown) => [{ level: 'warning' as const, message: `inspection failed: ${(err as Error).message}` }]);
   return { config, backend, notes, service: createAdapterService(config, backend, { notes }), close: () => backend.close() };
 }
 
@@ -46,14 +48,21 @@ async function seedSqlite(config: SqliteAdapterConfig, baseDir: string): Promise
   const file = resolve(baseDir, config.path);
   if (config.seed === undefined || existsSync(file)) return;
   mkdirSync(dirname(file), { recursive: true });
-  const documents = config.seed === 'cranfield'
-    ? cranfieldIndexDocuments()
-    : readJsonl(config.seed.map((input) => resolve(baseDir, input)), process.stdin);
+  const documents =
+    config.seed === 'cranfield'
+      ? cranfieldIndexDocuments()
+      : readJsonl(
+          config.seed.map((input) => resolve(baseDir, input)),
+          process.stdin,
+        );
   await buildFtsIndex(file, documents, config.table);
 }
 
 export class AdapterConfigError extends Error {
-  constructor(readonly problems: string[], file: string | undefined) {
+  constructor(
+    readonly problems: string[],
+    file: string | undefined,
+  ) {
     super(`invalid adapter config${file ? ` ${file}` : ''}:\n  ${problems.join('\n  ')}`);
     this.name = 'AdapterConfigError';
   }
@@ -66,7 +75,10 @@ export function parseAdapterConfig(raw: unknown, file?: string, env: NodeJS.Proc
   if (problems.length > 0) throw new AdapterConfigError(problems, file);
   const parsed = AdapterConfigSchema.safeParse(interpolated);
   if (!parsed.success) {
-    throw new AdapterConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`), file);
+    throw new AdapterConfigError(
+      parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`),
+      file,
+    );
   }
   return parsed.data;
 }

@@ -80,9 +80,10 @@ export function createAdapterService(config: AdapterConfig, backend: AdapterBack
     const includeText = parsed.includeText !== false;
     ctx.signal.throwIfAborted();
     // One row beyond the page says whether a next page exists without counting every match.
-    const rows = k === 0 || (words.length === 0 && raw.trim() === '')
-      ? []
-      : await backend.search({ words, raw, limit: k + 1, offset, filter, minScore: parsed.minScore, includeText });
+    const rows =
+      k === 0 || (words.length === 0 && raw.trim() === '')
+        ? []
+        : await backend.search({ words, raw, limit: k + 1, offset, filter, minScore: parsed.minScore, includeText });
     const page = rows.slice(0, k);
     const result: JsonObject = {
       hits: page.map((row) => rowToHit(row, source, includeText)),

@@ -45,7 +45,7 @@ export class AdapterTransport implements UpstreamTransport, TransportLifecycle {
   }
 
   call(method: string, params: JsonObject, options: UpstreamCallOptions): Promise<JsonObject> {
-    if (!this.opened) return Promise.reject(new UpstreamError('transport', 'the adapter\'s database is not open'));
+    if (!this.opened) return Promise.reject(new UpstreamError('transport', "the adapter's database is not open"));
     return this.opened.wire.call(method, params, options);
   }
 

@@ -33,8 +33,15 @@ environment, so secrets such as connection URLs stay out of it.
 `;
 
 const OPTIONS = {
-  config: { type: 'string' }, db: { type: 'string' }, table: { type: 'string' }, stdio: { type: 'boolean' },
-  http: { type: 'string' }, host: { type: 'string' }, check: { type: 'boolean' }, index: { type: 'boolean' }, help: { type: 'boolean' },
+  config: { type: 'string' },
+  db: { type: 'string' },
+  table: { type: 'string' },
+  stdio: { type: 'boolean' },
+  http: { type: 'string' },
+  host: { type: 'string' },
+  check: { type: 'boolean' },
+  index: { type: 'boolean' },
+  help: { type: 'boolean' },
 } as const;
 
 class UsageError extends Error {}
@@ -46,7 +53,8 @@ export async function adapterCommand(argv: string[]): Promise<number> {
     return kind === undefined ? 2 : 0;
   }
   try {
-    if (!(ADAPTER_KINDS as readonly string[]).includes(kind)) throw new UsageError(`unknown adapter kind "${kind}" (expected ${ADAPTER_KINDS.join(' or ')})`);
+    if (!(ADAPTER_KINDS as readonly string[]).includes(kind))
+      throw new UsageError(`unknown adapter kind "${kind}" (expected ${ADAPTER_KINDS.join(' or ')})`);
     const { values, positionals } = parseArgs({ args: rest, options: OPTIONS, allowPositionals: true });
     if (values.help) {
       process.stdout.write(ADAPTER_HELP);
@@ -72,7 +80,12 @@ export async function adapterCommand(argv: string[]): Promise<number> {
   }
 }
 
-function adapterConfig(kind: AdapterKind, file: string | undefined, db: string | undefined, table: string | undefined): { config: AdapterConfig; baseDir: string } {
+function adapterConfig(
+  kind: AdapterKind,
+  file: string | undefined,
+  db: string | undefined,
+  table: string | undefined,
+): { config: AdapterConfig; baseDir: string } {
   if (file !== undefined) {
     const loaded = loadAdapterConfigFile(file);
     if (loaded.config.kind !== kind) throw new UsageError(`${file} configures a ${loaded.config.kind} adapter, not ${kind}`);
@@ -106,7 +119,9 @@ async function indexCommand(kind: AdapterKind, db: string | undefined, table: st
   const file = resolve(db);
   try {
     const summary = await buildFtsIndex(file, readJsonl(inputs, process.stdin), table ?? 'docs');
-    process.stderr.write(`indexed ${summary.documents} document(s) into ${file}${summary.skippedKeys.length > 0 ? `; metadata keys kept in no column: ${summary.skippedKeys.join(', ')}` : ''}\n`);
+    process.stderr.write(
+      `indexed ${summary.documents} document(s) into ${file}${summary.skippedKeys.length > 0 ? `; metadata keys kept in no column: ${summary.skippedKeys.join(', ')}` : ''}\n`,
+    );
     const filters = Object.fromEntries(Object.entries(summary.fields).map(([name, field]) => [name, field.array ? field : field.type]));
     const config = { kind: 'sqlite', path: file, ...(table ? { table } : {}), filters };
     process.stdout.write(`${JSON.stringify(config, null, 2)}\n`);

@@ -42,9 +42,16 @@ export interface EngineReport {
 export async function checkConfig(argv: string[], defaultConfig: string): Promise<number> {
   let values;
   try {
-    ({ values } = parseArgs({ args: argv, options: {
-      config: { type: 'string' }, timeout: { type: 'string' }, 'no-probe': { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean' },
-    } }));
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        config: { type: 'string' },
+        timeout: { type: 'string' },
+        'no-probe': { type: 'boolean' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean' },
+      },
+    }));
   } catch (err) {
     process.stderr.write(`rcp-gateway check-config: ${(err as Error).message}\n\n${CHECK_CONFIG_HELP}`);
     return 2;
@@ -75,18 +82,20 @@ export async function checkConfig(argv: string[], defaultConfig: string): Promis
     process.stdout.write(`${JSON.stringify({ file, valid: true, engines: reports }, null, 2)}\n`);
   } else {
     process.stdout.write(`${file}: valid config, ${reports.length} engine(s)\n\n`);
-    process.stdout.write(renderTable(
-      ['ENGINE', 'TRANSPORT', 'TARGET', 'REACHABLE', 'SERVER', 'CAPABILITIES', 'BREAKER'],
-      reports.map((r) => [
-        `${r.id}${r.required ? ' (required)' : ''}`,
-        r.transport,
-        r.target,
-        r.reachable === null ? 'not probed' : r.reachable ? 'yes' : `NO: ${r.error ?? 'unknown error'}`,
-        r.server ?? '-',
-        r.capabilities.length > 0 ? r.capabilities.join(',') : '-',
-        breakerText(r.breaker),
-      ]),
-    ));
+    process.stdout.write(
+      renderTable(
+        ['ENGINE', 'TRANSPORT', 'TARGET', 'REACHABLE', 'SERVER', 'CAPABILITIES', 'BREAKER'],
+        reports.map((r) => [
+          `${r.id}${r.required ? ' (required)' : ''}`,
+          r.transport,
+          r.target,
+          r.reachable === null ? 'not probed' : r.reachable ? 'yes' : `NO: ${r.error ?? 'unknown error'}`,
+          r.server ?? '-',
+          r.capabilities.length > 0 ? r.capabilities.join(',') : '-',
+          breakerText(r.breaker),
+        ]),
+      ),
+    );
     for (const r of reports) for (const note of r.notes ?? []) process.stdout.write(`\n${r.id}: ${note}`);
     if (reports.some((r) => (r.notes ?? []).length > 0)) process.stdout.write('\n');
     if (unreachable.length > 0) {
@@ -99,13 +108,19 @@ export async function checkConfig(argv: string[], defaultConfig: string): Promis
 async function probe(engineConfig: EngineConfig, config: GatewayConfig, timeoutMs: number | undefined): Promise<EngineReport> {
   const settings = config.gateway;
   const breaker: BreakerSettings = {
-    ...BreakerSettingsSchema.parse({}), ...stripUndefined(settings.breaker), ...stripUndefined(engineConfig.breaker ?? {}),
+    ...BreakerSettingsSchema.parse({}),
+    ...stripUndefined(settings.breaker),
+    ...stripUndefined(engineConfig.breaker ?? {}),
   };
   const report: EngineReport = {
     id: engineConfig.id,
     transport: engineConfig.transport,
-    target: engineConfig.transport === 'http' ? engineConfig.url ?? ''
-      : engineConfig.transport === 'adapter' ? adapterTarget(engineConfig) : (engineConfig.command ?? []).join(' '),
+    target:
+      engineConfig.transport === 'http'
+        ? (engineConfig.url ?? '')
+        : engineConfig.transport === 'adapter'
+          ? adapterTarget(engineConfig)
+          : (engineConfig.command ?? []).join(' '),
     required: engineConfig.required,
     reachable: null,
     capabilities: [],

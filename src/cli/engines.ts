@@ -57,9 +57,16 @@ export async function engines(argv: string[]): Promise<number> {
 function parseEnginesArgs(argv: string[]): EnginesRequest | number {
   let values;
   try {
-    ({ values } = parseArgs({ args: argv, options: {
-      url: { type: 'string' }, header: { type: 'string', multiple: true }, timeout: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean' },
-    } }));
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        url: { type: 'string' },
+        header: { type: 'string', multiple: true },
+        timeout: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean' },
+      },
+    }));
   } catch (err) {
     process.stderr.write(`rcp-gateway engines: ${(err as Error).message}\n\n${ENGINES_HELP}`);
     return 2;
@@ -117,7 +124,12 @@ function engineTable(list: readonly CatalogEntry[]): string {
       const caps = entry.capabilities && typeof entry.capabilities === 'object' ? Object.keys(entry.capabilities) : [];
       return [
         String(entry.id ?? '?'),
-        text(meta.status), text(meta.breaker), text(meta.queueDepth), text(meta.weight), text(meta.priority), text(meta.required),
+        text(meta.status),
+        text(meta.breaker),
+        text(meta.queueDepth),
+        text(meta.weight),
+        text(meta.priority),
+        text(meta.required),
         caps.length > 0 ? caps.join(',') : '-',
         typeof meta.lastError === 'string' ? meta.lastError.slice(0, 120) : '-',
       ];

@@ -56,12 +56,26 @@ Tuning (in process, --config arms only):
 `;
 
 const OPTIONS = {
-  config: { type: 'string' }, arm: { type: 'string', multiple: true }, url: { type: 'string', multiple: true },
-  run: { type: 'string', multiple: true }, queries: { type: 'string' }, qrels: { type: 'string' }, runs: { type: 'string' },
-  json: { type: 'boolean' }, k: { type: 'string' }, at: { type: 'string' }, 'recall-at': { type: 'string' },
-  baseline: { type: 'string' }, concurrency: { type: 'string' }, 'deadline-ms': { type: 'string' },
-  trials: { type: 'string' }, seed: { type: 'string' }, tune: { type: 'boolean' }, folds: { type: 'string' },
-  metric: { type: 'string' }, help: { type: 'boolean' },
+  config: { type: 'string' },
+  arm: { type: 'string', multiple: true },
+  url: { type: 'string', multiple: true },
+  run: { type: 'string', multiple: true },
+  queries: { type: 'string' },
+  qrels: { type: 'string' },
+  runs: { type: 'string' },
+  json: { type: 'boolean' },
+  k: { type: 'string' },
+  at: { type: 'string' },
+  'recall-at': { type: 'string' },
+  baseline: { type: 'string' },
+  concurrency: { type: 'string' },
+  'deadline-ms': { type: 'string' },
+  trials: { type: 'string' },
+  seed: { type: 'string' },
+  tune: { type: 'boolean' },
+  folds: { type: 'string' },
+  metric: { type: 'string' },
+  help: { type: 'boolean' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS }>>['values'];
@@ -70,7 +84,8 @@ function intOption(values: Values, name: keyof Values, fallback: number, min = 1
   const text = values[name];
   if (text === undefined) return fallback;
   const n = Number(text);
-  if (typeof text !== 'string' || !Number.isSafeInteger(n) || n < min) throw new UsageError(`--${name} expects an integer ≥ ${min}, got "${String(text)}"`);
+  if (typeof text !== 'string' || !Number.isSafeInteger(n) || n < min)
+    throw new UsageError(`--${name} expects an integer ≥ ${min}, got "${String(text)}"`);
   return n;
 }
 
@@ -111,7 +126,12 @@ function runOptions(values: Values, label: string): RunOptions {
   return {
     concurrency: intOption(values, 'concurrency', 4),
     deadlineMs: intOption(values, 'deadline-ms', 10_000),
-    ...(tty ? { onProgress: (done: number, total: number) => process.stderr.write(`\r${label} ${done}/${total} queries${done === total ? '\n' : ''}`) } : {}),
+    ...(tty
+      ? {
+          onProgress: (done: number, total: number) =>
+            process.stderr.write(`\r${label} ${done}/${total} queries${done === total ? '\n' : ''}`),
+        }
+      : {}),
   };
 }
 
@@ -131,7 +151,10 @@ async function openBackends(values: Values, k: number, defaultConfig: string, ba
 
 async function startInProcess(values: Values, k: number, defaultConfig: string): Promise<InProcessGateway> {
   // maxK high enough for two windows at the largest fusionHeadroom an arm may have (the schema's 10).
-  return InProcessGateway.start(values.config ?? defaultConfig, { ...(values.arm ? { only: values.arm } : {}), maxDepth: listDepth([{ fusionHeadroom: 10 }], [{ engine: '' }], k) });
+  return InProcessGateway.start(values.config ?? defaultConfig, {
+    ...(values.arm ? { only: values.arm } : {}),
+    maxDepth: listDepth([{ fusionHeadroom: 10 }], [{ engine: '' }], k),
+  });
 }
 
 async function runEval(values: Values, inputs: EvalInputs, defaultConfig: string, backends: Backend[]): Promise<number> {
@@ -161,7 +184,19 @@ async function runEval(values: Values, inputs: EvalInputs, defaultConfig: string
   const trials = intOption(values, 'trials', 10_000);
   const seed = intOption(values, 'seed', 1, 0);
   const comparisons = scores.filter((s) => s !== base).flatMap((s) => compareArms(s, base, metrics, { trials, seed }));
-  const summary = { collection: inputs.collection, queries: inputs.queries.length, evaluated: queryIds.length, k, baseline, metrics, scores, failures, comparisons, trials, seed };
+  const summary = {
+    collection: inputs.collection,
+    queries: inputs.queries.length,
+    evaluated: queryIds.length,
+    k,
+    baseline,
+    metrics,
+    scores,
+    failures,
+    comparisons,
+    trials,
+    seed,
+  };
   process.stdout.write(values.json ? evalJson(summary) : evalText(summary));
   reportFailures(failures);
   return 0;
@@ -178,8 +213,13 @@ function writeRuns(dir: string, runs: ReadonlyMap<string, ReadonlyMap<string, Ra
 function reportFailures(failures: ReadonlyMap<string, readonly Failure[]>): void {
   for (const [arm, list] of failures) {
     if (list.length === 0) continue;
-    const shown = list.slice(0, 3).map((f) => `query ${f.qid}: ${f.message}`).join('; ');
-    process.stderr.write(`rcp-gateway eval: arm "${arm}" failed ${list.length} queries (scored 0): ${shown}${list.length > 3 ? '; …' : ''}\n`);
+    const shown = list
+      .slice(0, 3)
+      .map((f) => `query ${f.qid}: ${f.message}`)
+      .join('; ');
+    process.stderr.write(
+      `rcp-gateway eval: arm "${arm}" failed ${list.length} queries (scored 0): ${shown}${list.length > 3 ? '; …' : ''}\n`,
+    );
   }
 }
 
@@ -187,17 +227,29 @@ async function runTune(values: Values, inputs: EvalInputs, defaultConfig: string
   if (values.url !== undefined || values.run !== undefined) throw new UsageError('--tune works on the arms of --config, in process');
   const k = intOption(values, 'k', 100);
   const metricKey = (values.metric ?? 'ndcg') as MetricKey;
-  const metric = metricsFor({ at: intOption(values, 'at', 10), recallAt: intOption(values, 'recall-at', 100) }).find((m) => m.key === metricKey);
+  const metric = metricsFor({ at: intOption(values, 'at', 10), recallAt: intOption(values, 'recall-at', 100) }).find(
+    (m) => m.key === metricKey,
+  );
   if (metric === undefined) throw new UsageError(`--metric expects ndcg, p, recall, mrr or map, got "${metricKey}"`);
   const gateway = await startInProcess({ ...values, arm: [GATEWAY_ARM] }, k, defaultConfig);
   try {
-    const depth = listDepth(DEFAULT_SPACE.headrooms.map((fusionHeadroom) => ({ fusionHeadroom })), gateway.engineLimits, k);
-    const fetched = await forEachQuery(inputs.queries, async (query, budget) => {
-      const { lists, errors } = await gateway.engineLists(query, depth, budget);
-      if (lists.size === 0) throw new Error([...errors.values()].map((e) => e.message).join('; '));
-      return lists;
-    }, runOptions(values, 'tune: fetching'));
-    const lists = new Map([...fetched].filter((entry): entry is [string, Exclude<typeof entry[1], Error>] => !(entry[1] instanceof Error)));
+    const depth = listDepth(
+      DEFAULT_SPACE.headrooms.map((fusionHeadroom) => ({ fusionHeadroom })),
+      gateway.engineLimits,
+      k,
+    );
+    const fetched = await forEachQuery(
+      inputs.queries,
+      async (query, budget) => {
+        const { lists, errors } = await gateway.engineLists(query, depth, budget);
+        if (lists.size === 0) throw new Error([...errors.values()].map((e) => e.message).join('; '));
+        return lists;
+      },
+      runOptions(values, 'tune: fetching'),
+    );
+    const lists = new Map(
+      [...fetched].filter((entry): entry is [string, Exclude<(typeof entry)[1], Error>] => !(entry[1] instanceof Error)),
+    );
     const queryIds = evaluatedQueries(inputs.queries, inputs.judgements);
     const folds = intOption(values, 'folds', 5, 2);
     const seed = intOption(values, 'seed', 1, 0);

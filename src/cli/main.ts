@@ -78,10 +78,16 @@ function loadOrExit(file: string | undefined): LoadedConfig {
 }
 
 async function serve(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: {
-    config: { type: 'string' }, host: { type: 'string' }, port: { type: 'string' }, help: { type: 'boolean' },
-    workers: { type: 'string' },
-  } });
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      config: { type: 'string' },
+      host: { type: 'string' },
+      port: { type: 'string' },
+      help: { type: 'boolean' },
+      workers: { type: 'string' },
+    },
+  });
   if (values.help) return void process.stdout.write(HELP.serve!);
   const loaded = loadOrExit(values.config);
   const settings = loaded.config.gateway;
@@ -100,18 +106,30 @@ async function serve(argv: string[]): Promise<void> {
   if (sharedSecret) settings.cursorSecret = sharedSecret;
   const logger = createLogger({ level: settings.logLevel });
   if (workers > 1 && !isGatewayWorker()) {
-    if (settings.httpSessions) logger.warn('gateway.httpSessions is worker-local: a cancel posted on another connection may reach another worker; use --workers 1 when clients rely on it');
-    return runPrimary({ workers, host: settings.host, port: settings.port, logger, stopTimeoutMs: settings.drainDelayMs + settings.drainTimeoutMs + 20_000 });
+    if (settings.httpSessions)
+      logger.warn(
+        'gateway.httpSessions is worker-local: a cancel posted on another connection may reach another worker; use --workers 1 when clients rely on it',
+      );
+    return runPrimary({
+      workers,
+      host: settings.host,
+      port: settings.port,
+      logger,
+      stopTimeoutMs: settings.drainDelayMs + settings.drainTimeoutMs + 20_000,
+    });
   }
   const mcp = mcpFacade(settings.name, logger);
   const { ops, gateway } = await startGatewayOrExit(loaded, logger, mcp);
   const beside = mcpBesideRcp(mcp, ops.attach(gateway), ops, settings, logger);
   const server = await startHttpServer(beside.rcpService, settings, logger, ops.httpOptions(), beside.mount);
   // A reload keeps the listener's command-line host/port (they are restart-only anyway).
-  await ops.startSidecars(loaded.file, (next) => Object.assign(next.gateway, {
-    host: settings.host, port: settings.port,
-    ...(sharedSecret && next.gateway.cursorSecret === undefined ? { cursorSecret: sharedSecret } : {}),
-  }));
+  await ops.startSidecars(loaded.file, (next) =>
+    Object.assign(next.gateway, {
+      host: settings.host,
+      port: settings.port,
+      ...(sharedSecret && next.gateway.cursorSecret === undefined ? { cursorSecret: sharedSecret } : {}),
+    }),
+  );
   announceListening(server.url);
 
   let stopping = false;
@@ -124,11 +142,16 @@ async function serve(argv: string[]): Promise<void> {
     ops.markDraining();
     // Last resort should an engine refuse to stop: the drain and engine stop are bounded anyway.
     setTimeout(() => process.exit(0), settings.drainDelayMs + settings.drainTimeoutMs + 15_000).unref();
-    const lameDuck = settings.drainDelayMs > 0 ? new Promise<void>((resolve) => setTimeout(resolve, settings.drainDelayMs)) : Promise.resolve();
-    void lameDuck.then(() => Promise.all([beside.close(settings.drainTimeoutMs), server.close(settings.drainTimeoutMs)])).then(() => gateway.stop()).then(() => ops.close()).then(() => {
-      logger.flush?.();
-      process.exit(0);
-    });
+    const lameDuck =
+      settings.drainDelayMs > 0 ? new Promise<void>((resolve) => setTimeout(resolve, settings.drainDelayMs)) : Promise.resolve();
+    void lameDuck
+      .then(() => Promise.all([beside.close(settings.drainTimeoutMs), server.close(settings.drainTimeoutMs)]))
+      .then(() => gateway.stop())
+      .then(() => ops.close())
+      .then(() => {
+        logger.flush?.();
+        process.exit(0);
+      });
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
@@ -140,7 +163,12 @@ async function serve(argv: string[]): Promise<void> {
  */
 async function startGatewayOrExit(loaded: LoadedConfig, logger: Logger, mcp?: McpFacade): Promise<{ ops: Operations; gateway: Gateway }> {
   const ops = new Operations(loaded.config, logger);
-  const gateway = new Gateway(loaded.config, { logger, hooks: mcp ? mcp.hooks(ops.hooks) : ops.hooks, transports: nodeTransports, version: PACKAGE_VERSION });
+  const gateway = new Gateway(loaded.config, {
+    logger,
+    hooks: mcp ? mcp.hooks(ops.hooks) : ops.hooks,
+    transports: nodeTransports,
+    version: PACKAGE_VERSION,
+  });
   try {
     await gateway.start();
   } catch (err) {
@@ -158,7 +186,13 @@ async function startGatewayOrExit(loaded: LoadedConfig, logger: Logger, mcp?: Mc
  * What `serve` offers beside plain RCP: the MCP endpoint at /mcp (tool calls share the listener's
  * admission gate and shutdown registry) and, for RCP clients, x-rcpgw/catalog/watch.
  */
-function mcpBesideRcp(mcp: McpFacade, service: RcpService, ops: Operations, settings: GatewaySettings, logger: Logger): {
+function mcpBesideRcp(
+  mcp: McpFacade,
+  service: RcpService,
+  ops: Operations,
+  settings: GatewaySettings,
+  logger: Logger,
+): {
   rcpService: CatalogWatchService;
   mount: BesideMount;
   close: (drainTimeoutMs: number) => Promise<void>;
@@ -169,8 +203,12 @@ function mcpBesideRcp(mcp: McpFacade, service: RcpService, ops: Operations, sett
     rcpService,
     mount: (app, shared) => {
       endpoint = new McpHttpEndpoint(mcp, {
-        service, session: { ...ops.sessionOptions(), ...shared }, host: settings.host, maxBodyBytes: settings.maxBodyBytes,
-        keepAliveMs: settings.sseHeartbeatMs, onError: (err) => logger.debug({ err: err.message }, 'mcp'),
+        service,
+        session: { ...ops.sessionOptions(), ...shared },
+        host: settings.host,
+        maxBodyBytes: settings.maxBodyBytes,
+        keepAliveMs: settings.sseHeartbeatMs,
+        onError: (err) => logger.debug({ err: err.message }, 'mcp'),
       });
       endpoint.mount(app);
     },
@@ -185,7 +223,9 @@ function mcpBesideRcp(mcp: McpFacade, service: RcpService, ops: Operations, sett
 }
 
 function mcpFacade(name: string, logger: Logger): McpFacade {
-  return new McpFacade({ name, version: PACKAGE_VERSION }, (err) => logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'mcp catalog watch'));
+  return new McpFacade({ name, version: PACKAGE_VERSION }, (err) =>
+    logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'mcp catalog watch'),
+  );
 }
 
 async function mcpStdio(argv: string[]): Promise<void> {
@@ -200,20 +240,22 @@ async function mcpStdio(argv: string[]): Promise<void> {
   await ops.startSidecars(loaded.file);
   const gate = new AdmissionGate(settings.maxInFlight);
   const connection = serveMcpStdio(mcp, {
-    service, session: { ...ops.sessionOptions(), admit: () => gate.tryEnter() },
+    service,
+    session: { ...ops.sessionOptions(), admit: () => gate.tryEnter() },
     onError: (err) => logger.debug({ err: err instanceof Error ? err.message : String(err) }, 'mcp'),
   });
   let stopping: Promise<void> | undefined;
   // SIGTERM/SIGINT or stdin EOF: let tool calls finish, end listen streams cleanly, stop (exit 0).
-  const stop = (trigger: string): Promise<void> => (stopping ??= (async () => {
-    logger.info({ trigger }, 'shutting down');
-    await connection.close(settings.drainTimeoutMs);
-    mcp.close();
-    await gateway.stop();
-    await ops.close();
-    logger.flush?.();
-    process.stdout.write('', () => process.exit(0));
-  })());
+  const stop = (trigger: string): Promise<void> =>
+    (stopping ??= (async () => {
+      logger.info({ trigger }, 'shutting down');
+      await connection.close(settings.drainTimeoutMs);
+      mcp.close();
+      await gateway.stop();
+      await ops.close();
+      logger.flush?.();
+      process.stdout.write('', () => process.exit(0));
+    })());
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
   await connection.ended;
@@ -239,8 +281,12 @@ async function stdio(argv: string[]): Promise<void> {
   process.on('SIGINT', () => shutdown.abort());
   const settings = loaded.config.gateway;
   await serveStdio(service, {
-    input: process.stdin, output: process.stdout, session: ops.sessionOptions(),
-    maxInFlight: settings.maxInFlight, shutdown: shutdown.signal, drainTimeoutMs: settings.drainTimeoutMs,
+    input: process.stdin,
+    output: process.stdout,
+    session: ops.sessionOptions(),
+    maxInFlight: settings.maxInFlight,
+    shutdown: shutdown.signal,
+    drainTimeoutMs: settings.drainTimeoutMs,
   });
   await stop();
 }
@@ -269,4 +315,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => fail(err instanceof Error ? err.stack ?? err.message : String(err)));
+main().catch((err: unknown) => fail(err instanceof Error ? (err.stack ?? err.message) : String(err)));

@@ -6,7 +6,14 @@ export function renderTable(header: readonly string[], rows: ReadonlyArray<reado
   const clean = (cell: string): string => cell.replace(/\s+/g, ' ').trim();
   const all = [header.map(clean), ...rows.map((row) => row.map(clean))];
   const widths = header.map((_, column) => Math.max(...all.map((row) => (row[column] ?? '').length)));
-  return all
-    .map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ').trimEnd())
-    .join('\n') + '\n';
+  return (
+    all
+      .map((row) =>
+        row
+          .map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!)))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }

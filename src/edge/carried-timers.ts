@@ -59,8 +59,16 @@ class TimerHandle {
   }
 }
 
-export function installCarriedTimers(scope: TimerScope = globalThis as unknown as TimerScope, now: () => number = () => Date.now()): CarriedTimers {
-  const native = { setTimeout: scope.setTimeout, clearTimeout: scope.clearTimeout, setInterval: scope.setInterval, clearInterval: scope.clearInterval };
+export function installCarriedTimers(
+  scope: TimerScope = globalThis as unknown as TimerScope,
+  now: () => number = () => Date.now(),
+): CarriedTimers {
+  const native = {
+    setTimeout: scope.setTimeout,
+    clearTimeout: scope.clearTimeout,
+    setInterval: scope.setInterval,
+    clearInterval: scope.clearInterval,
+  };
   const table = new Map<number, Entry>();
   let nextId = 1;
 
@@ -86,11 +94,15 @@ export function installCarriedTimers(scope: TimerScope = globalThis as unknown a
     const id = nextId++;
     const entry: Entry = { callback, args, dueAt: now() + ms, native: undefined };
     table.set(id, entry);
-    entry.native = native.setTimeout.call(scope, () => {
-      if (table.get(id) !== entry) return; // already caught up, or cleared
-      table.delete(id);
-      run(entry);
-    }, ms);
+    entry.native = native.setTimeout.call(
+      scope,
+      () => {
+        if (table.get(id) !== entry) return; // already caught up, or cleared
+        table.delete(id);
+        run(entry);
+      },
+      ms,
+    );
     return new TimerHandle(id);
   };
   scope.setInterval = (callback, ms = 0, ...args) => {
@@ -98,11 +110,15 @@ export function installCarriedTimers(scope: TimerScope = globalThis as unknown a
     const periodMs = Math.max(1, ms);
     const entry: Entry = { callback, args, dueAt: now() + periodMs, periodMs, native: undefined };
     table.set(id, entry);
-    entry.native = native.setInterval.call(scope, () => {
-      if (table.get(id) !== entry) return;
-      entry.dueAt = now() + periodMs;
-      run(entry);
-    }, periodMs);
+    entry.native = native.setInterval.call(
+      scope,
+      () => {
+        if (table.get(id) !== entry) return;
+        entry.dueAt = now() + periodMs;
+        run(entry);
+      },
+      periodMs,
+    );
     return new TimerHandle(id);
   };
   scope.clearTimeout = clear;

@@ -43,13 +43,17 @@ function edgeRuleProblems(raw: unknown, rules: EdgeConfigRules): string[] {
   if (Array.isArray(config.engines)) {
     config.engines.forEach((engine, index) => {
       if (isJsonObject(engine) && engine.transport === 'stdio') {
-        problems.push(`engines[${index}].transport: stdio engines cannot run at the edge (no child processes); serve "${String(engine.id)}" over HTTP`);
+        problems.push(
+          `engines[${index}].transport: stdio engines cannot run at the edge (no child processes); serve "${String(engine.id)}" over HTTP`,
+        );
       }
     });
   }
   const gateway = isJsonObject(config.gateway) ? config.gateway : {};
   if (rules.requireCursorSecret && gateway.cursorSecret === undefined) {
-    problems.push('gateway.cursorSecret: required at the edge: every isolate must sign and verify pagination cursors with the same key (set it from a secret, e.g. "${RCPGW_CURSOR_SECRET}")');
+    problems.push(
+      'gateway.cursorSecret: required at the edge: every isolate must sign and verify pagination cursors with the same key (set it from a secret, e.g. "${RCPGW_CURSOR_SECRET}")',
+    );
   }
   return problems;
 }

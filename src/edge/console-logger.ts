@@ -55,7 +55,10 @@ export class ConsoleLogger {
 
   private write(level: number, fields: LogFields, message: string | undefined): void {
     if (level < this.threshold) return;
-    const line = JSON.stringify({ level, time: new Date().toISOString(), ...this.bindings, ...fields, ...(message !== undefined ? { msg: message } : {}) }, errorsAsText);
+    const line = JSON.stringify(
+      { level, time: new Date().toISOString(), ...this.bindings, ...fields, ...(message !== undefined ? { msg: message } : {}) },
+      errorsAsText,
+    );
     if (level >= LEVELS.error) this.sink.error(line);
     else if (level >= LEVELS.warn) this.sink.warn(line);
     else if (level >= LEVELS.info) this.sink.log(line);

@@ -32,11 +32,14 @@ try {
   const logger = new ConsoleLogger(config.gateway.logLevel);
   const edge = new EdgeGateway({ config, logger });
   await edge.start();
-  const server = Deno.serve({
-    hostname: host,
-    port,
-    onListen: (address) => announceListening(logger, address.hostname, address.port, config.gateway.basePath),
-  }, edge.fetch);
+  const server = Deno.serve(
+    {
+      hostname: host,
+      port,
+      onListen: (address) => announceListening(logger, address.hostname, address.port, config.gateway.basePath),
+    },
+    edge.fetch,
+  );
   const stop = (): void => {
     const drained = Promise.race([server.shutdown(), new Promise((resolve) => setTimeout(resolve, config.gateway.drainTimeoutMs))]);
     void drained.then(() => edge.stop()).finally(() => Deno.exit(0));

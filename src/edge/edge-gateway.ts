@@ -46,7 +46,13 @@ export class EdgeGateway {
       sseHeartbeatMs: settings.sseHeartbeatMs,
       streaming: true,
       ...(settings.httpSessions
-        ? { httpSessions: { ttlMs: settings.httpSessionTtlMs, maxSessions: settings.maxHttpSessions, maxInFlightPerSession: settings.maxInFlight } }
+        ? {
+            httpSessions: {
+              ttlMs: settings.httpSessionTtlMs,
+              maxSessions: settings.maxHttpSessions,
+              maxInFlightPerSession: settings.maxInFlight,
+            },
+          }
         : {}),
       corsOrigins: settings.corsOrigins,
       admit: () => gate.tryEnter(),

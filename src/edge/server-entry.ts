@@ -14,7 +14,11 @@ export interface ServerStart {
 }
 
 /** Parse the command line and environment; `readFile` is the runtime's own. */
-export async function serverStart(args: readonly string[], env: Readonly<Record<string, string | undefined>>, readFile: (path: string) => Promise<string>): Promise<ServerStart> {
+export async function serverStart(
+  args: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  readFile: (path: string) => Promise<string>,
+): Promise<ServerStart> {
   const option = (name: string): string | undefined => {
     const at = args.indexOf(`--${name}`);
     return at >= 0 ? args[at + 1] : undefined;
@@ -36,7 +40,12 @@ export async function serverStart(args: readonly string[], env: Readonly<Record<
 }
 
 /** The endpoint's URL, logged and printed (`rcp-gateway listening on <url>`) once the socket is bound. */
-export function announceListening(logger: { info(fields: Record<string, unknown>, message?: string): void }, host: string, port: number, basePath: string): void {
+export function announceListening(
+  logger: { info(fields: Record<string, unknown>, message?: string): void },
+  host: string,
+  port: number,
+  basePath: string,
+): void {
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}${basePath}`;
   logger.info({ url }, 'listening');
   console.error(`rcp-gateway listening on ${url}`);

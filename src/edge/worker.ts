@@ -34,7 +34,8 @@ function gatewayFor(env: WorkerEnv): EdgeGateway {
   const bundled = typeof RCPGW_BUNDLED_CONFIG === 'undefined' ? undefined : RCPGW_BUNDLED_CONFIG;
   const source = bundled ?? env.RCPGW_CONFIG;
   try {
-    if (source === undefined) throw new ConfigError(['not set: bind the config as RCPGW_CONFIG, or bundle one at build time'], 'RCPGW_CONFIG');
+    if (source === undefined)
+      throw new ConfigError(['not set: bind the config as RCPGW_CONFIG, or bundle one at build time'], 'RCPGW_CONFIG');
     const config = edgeConfig(source, env, { requireCursorSecret: true }, bundled ? 'bundled config' : 'RCPGW_CONFIG');
     gateway = new EdgeGateway({ config, logger: new ConsoleLogger(config.gateway.logLevel), keepAlive });
     return gateway;

@@ -111,17 +111,31 @@ export async function fuseArm(arm: ResolvedArm, lists: ReadonlyMap<string, Engin
     const list = lists.get(id);
     if (list === undefined) continue;
     depth[id] = windowOf(arm, list, k);
-    ranked.push({ engine: id, weight: arm.weights[id]!, hits: list.hits, ...(list.scoreFloor !== undefined ? { scoreFloor: list.scoreFloor } : {}) });
+    ranked.push({
+      engine: id,
+      weight: arm.weights[id]!,
+      hits: list.hits,
+      ...(list.scoreFloor !== undefined ? { scoreFloor: list.scoreFloor } : {}),
+    });
   }
   if (ranked.length === 0) return undefined;
   // An engine can go deeper into a segment only as far as its fetched list reaches.
-  const fetch = (segment: number) => Promise.resolve({
-    lists: ranked,
-    deeper: new Set(ranked.filter((list) => list.hits.length > segmentDepth(depth[list.engine]!, segment)).map((list) => list.engine)),
-  });
-  const page = await fusedPage({ segment: 0, offset: 0 }, {
-    k, method: arm.fusion, fusion: { rrfK: arm.rrfK, dedup: arm.dedup }, depth, maxRounds: MAX_SEGMENT_ROUNDS,
-  }, fetch);
+  const fetch = (segment: number) =>
+    Promise.resolve({
+      lists: ranked,
+      deeper: new Set(ranked.filter((list) => list.hits.length > segmentDepth(depth[list.engine]!, segment)).map((list) => list.engine)),
+    });
+  const page = await fusedPage(
+    { segment: 0, offset: 0 },
+    {
+      k,
+      method: arm.fusion,
+      fusion: { rrfK: arm.rrfK, dedup: arm.dedup },
+      depth,
+      maxRounds: MAX_SEGMENT_ROUNDS,
+    },
+    fetch,
+  );
   return page.hits;
 }
 

@@ -20,7 +20,11 @@ export class HttpArm implements Backend {
   static async connect(name: string, url: string, timeoutMs: number): Promise<HttpArm> {
     const base = url.replace(/\/+$/, '');
     const arm = new HttpArm(name, base, { 'content-type': 'application/json' });
-    const result = await arm.call('initialize', { protocolVersion: 1, client: { name: 'rcp-gateway-eval', version: '0.1.0' }, capabilities: {} }, AbortSignal.timeout(timeoutMs));
+    const result = await arm.call(
+      'initialize',
+      { protocolVersion: 1, client: { name: 'rcp-gateway-eval', version: '0.1.0' }, capabilities: {} },
+      AbortSignal.timeout(timeoutMs),
+    );
     if (!isJsonObject(result.capabilities) || !isJsonObject(result.capabilities.retrieve)) {
       throw new Error(`${base}: the server does not advertise the retrieve capability`);
     }
@@ -52,7 +56,10 @@ export class HttpArm implements Backend {
     let response;
     try {
       response = await fetch(`${this.url}/${method}`, {
-        method: 'POST', headers: this.headers, signal, body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
+        method: 'POST',
+        headers: this.headers,
+        signal,
+        body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
       });
     } catch (err) {
       const cause = (err as { cause?: { message?: string } }).cause?.message;

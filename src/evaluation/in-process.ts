@@ -36,11 +36,14 @@ export class InProcessGateway implements Backend {
   static async start(configFile: string, options: { only?: readonly string[]; maxDepth: number }): Promise<InProcessGateway> {
     const { config } = loadConfigFile(configFile);
     const all = configArms(config);
-    const arms = options.only === undefined ? all : options.only.map((name) => {
-      const arm = all.find((a) => a.name === name);
-      if (!arm) throw new UsageError(`unknown arm "${name}" (this config has: ${all.map((a) => a.name).join(', ')})`);
-      return arm;
-    });
+    const arms =
+      options.only === undefined
+        ? all
+        : options.only.map((name) => {
+            const arm = all.find((a) => a.name === name);
+            if (!arm) throw new UsageError(`unknown arm "${name}" (this config has: ${all.map((a) => a.name).join(', ')})`);
+            return arm;
+          });
     config.gateway.maxK = Math.max(config.gateway.maxK, options.maxDepth);
     const gateway = new Gateway(config, { logger: createLogger({ level: 'error', format: 'json' }), transports: nodeTransports });
     try {
@@ -65,7 +68,9 @@ export class InProcessGateway implements Backend {
     const late = engines.filter((_, i) => !ready[i]);
     if (late.length > 0) {
       await this.gateway.stop();
-      throw new Error(`engine(s) not ready after ${STARTUP_WAIT_MS / 1000} s: ${late.map((e) => `${e.id} (${e.status}${e.lastError ? `: ${e.lastError}` : ''})`).join(', ')}`);
+      throw new Error(
+        `engine(s) not ready after ${STARTUP_WAIT_MS / 1000} s: ${late.map((e) => `${e.id} (${e.status}${e.lastError ? `: ${e.lastError}` : ''})`).join(', ')}`,
+      );
     }
   }
 
@@ -93,30 +98,45 @@ export class InProcessGateway implements Backend {
     const answers: ArmAnswers = new Map();
     for (const arm of this.resolvedArms) {
       const hits = await fuseArm(arm, lists, k);
-      answers.set(arm.name, hits === undefined
-        ? new Error(arm.engines.map((id) => `${id}: ${errors.get(id)?.message ?? 'no answer'}`).join('; '))
-        : hits.map((hit) => ({ id: String(hit.id), score: hit.score })));
+      answers.set(
+        arm.name,
+        hits === undefined
+          ? new Error(arm.engines.map((id) => `${id}: ${errors.get(id)?.message ?? 'no answer'}`).join('; '))
+          : hits.map((hit) => ({ id: String(hit.id), score: hit.score })),
+      );
     }
     return answers;
   }
 
   /** Each engine's list for `query`, `depth` deep; engines that failed are in `errors` instead. */
-  async engineLists(query: Query, depth: number, budget: QueryBudget, engineIds: readonly string[] = this.engineIds): Promise<{ lists: Map<string, EngineList>; errors: Map<string, Error> }> {
+  async engineLists(
+    query: Query,
+    depth: number,
+    budget: QueryBudget,
+    engineIds: readonly string[] = this.engineIds,
+  ): Promise<{ lists: Map<string, EngineList>; errors: Map<string, Error> }> {
     const lists = new Map<string, EngineList>();
     const errors = new Map<string, Error>();
-    await Promise.all(engineIds.map(async (id) => {
-      try {
-        // RRF over one list keeps the engine's own order, whatever the gateway's default strategy.
-        const params: JsonObject = { query: query.text, k: depth, _meta: { 'x-rcpgw': { engines: [id], fusion: 'rrf' } } };
-        const result = await this.gateway.call('retrieve', params, this.context(budget));
-        const cap = this.gateway.engines.find((engine) => engine.id === id)?.capabilities?.retrieve;
-        const floor = cap?.scoreFloor;
-        const maxK = cap?.maxK;
-        lists.set(id, { engine: id, hits: rawHits(result), ...(typeof floor === 'number' ? { scoreFloor: floor } : {}), ...(typeof maxK === 'number' ? { maxK } : {}) });
-      } catch (err) {
-        errors.set(id, err instanceof Error ? err : new Error(String(err)));
-      }
-    }));
+    await Promise.all(
+      engineIds.map(async (id) => {
+        try {
+          // RRF over one list keeps the engine's own order, whatever the gateway's default strategy.
+          const params: JsonObject = { query: query.text, k: depth, _meta: { 'x-rcpgw': { engines: [id], fusion: 'rrf' } } };
+          const result = await this.gateway.call('retrieve', params, this.context(budget));
+          const cap = this.gateway.engines.find((engine) => engine.id === id)?.capabilities?.retrieve;
+          const floor = cap?.scoreFloor;
+          const maxK = cap?.maxK;
+          lists.set(id, {
+            engine: id,
+            hits: rawHits(result),
+            ...(typeof floor === 'number' ? { scoreFloor: floor } : {}),
+            ...(typeof maxK === 'number' ? { maxK } : {}),
+          });
+        } catch (err) {
+          errors.set(id, err instanceof Error ? err : new Error(String(err)));
+        }
+      }),
+    );
     return { lists, errors };
   }
 

@@ -38,27 +38,40 @@ export function evalText(summary: EvalSummary): string {
   const intro = `\nPaired against "${summary.baseline}" over ${summary.evaluated} queries (randomisation test: ${summary.trials} trials, seed ${summary.seed}; two-sided paired t-test):\n`;
   const comparisonTable = renderTable(
     ['arm', 'metric', 'delta', 'p (randomisation)', 'p (t-test)', 'wins/losses/ties'],
-    summary.comparisons.map((c) => [c.arm, c.label, signed(c.delta), pValue(c.pRandomisation), pValue(c.pTTest), `${c.wins}/${c.losses}/${c.ties}`]),
+    summary.comparisons.map((c) => [
+      c.arm,
+      c.label,
+      signed(c.delta),
+      pValue(c.pRandomisation),
+      pValue(c.pTTest),
+      `${c.wins}/${c.losses}/${c.ties}`,
+    ]),
   );
   return header + armTable + intro + comparisonTable;
 }
 
 export function evalJson(summary: EvalSummary): string {
-  return JSON.stringify({
-    collection: summary.collection,
-    queries: summary.queries,
-    evaluated: summary.evaluated,
-    k: summary.k,
-    baseline: summary.baseline,
-    metrics: summary.metrics.map((m) => ({ key: m.key, label: m.label })),
-    arms: summary.scores.map((s) => ({
-      arm: s.arm,
-      means: Object.fromEntries(summary.metrics.map((m) => [m.label, s.means[m.key]])),
-      failed: summary.failures.get(s.arm) ?? [],
-    })),
-    comparisons: summary.comparisons,
-    randomisation: { trials: summary.trials, seed: summary.seed },
-  }, null, 2) + '\n';
+  return (
+    JSON.stringify(
+      {
+        collection: summary.collection,
+        queries: summary.queries,
+        evaluated: summary.evaluated,
+        k: summary.k,
+        baseline: summary.baseline,
+        metrics: summary.metrics.map((m) => ({ key: m.key, label: m.label })),
+        arms: summary.scores.map((s) => ({
+          arm: s.arm,
+          means: Object.fromEntries(summary.metrics.map((m) => [m.label, s.means[m.key]])),
+          failed: summary.failures.get(s.arm) ?? [],
+        })),
+        comparisons: summary.comparisons,
+        randomisation: { trials: summary.trials, seed: summary.seed },
+      },
+      null,
+      2,
+    ) + '\n'
+  );
 }
 
 export interface TuneSummary {
@@ -71,14 +84,19 @@ export interface TuneSummary {
 export function tuneText({ report, queries, folds, seed }: TuneSummary): string {
   const lines = [
     `Tuning ${report.metric} over ${report.candidates} candidate arms, ${folds}-fold cross-validation (seed ${seed}), ${queries} queries\n`,
-    renderTable(['setting', report.metric], [
-      [`as configured: ${describeArm(report.base.arm)}`, fixed(report.base.score)],
-      [`tuned, in-sample: ${describeArm(report.best.arm)}`, fixed(report.best.score)],
-      ['tuned, cross-validated (held-out folds)', fixed(report.crossValidated)],
-    ]),
+    renderTable(
+      ['setting', report.metric],
+      [
+        [`as configured: ${describeArm(report.base.arm)}`, fixed(report.base.score)],
+        [`tuned, in-sample: ${describeArm(report.best.arm)}`, fixed(report.best.score)],
+        ['tuned, cross-validated (held-out folds)', fixed(report.crossValidated)],
+      ],
+    ),
     '\n',
-    renderTable(['fold', 'queries', 'chosen on the other folds', 'train', 'held-out'],
-      report.folds.map((f, i) => [String(i + 1), String(f.queries), describeArm(f.chosen), fixed(f.train), fixed(f.test)])),
+    renderTable(
+      ['fold', 'queries', 'chosen on the other folds', 'train', 'held-out'],
+      report.folds.map((f, i) => [String(i + 1), String(f.queries), describeArm(f.chosen), fixed(f.train), fixed(f.test)]),
+    ),
     '\nConfig fragment (paste under gateway.experiments.arms):\n',
     JSON.stringify({ tuned: armConfigOf(report.best.arm) }, null, 2),
     '\n',
@@ -87,14 +105,20 @@ export function tuneText({ report, queries, folds, seed }: TuneSummary): string 
 }
 
 export function tuneJson({ report, queries, folds, seed }: TuneSummary): string {
-  return JSON.stringify({
-    metric: report.metric,
-    queries,
-    folds,
-    seed,
-    candidates: report.candidates,
-    configured: { arm: armConfigOf(report.base.arm), score: report.base.score },
-    tuned: { arm: armConfigOf(report.best.arm), inSample: report.best.score, crossValidated: report.crossValidated },
-    perFold: report.folds.map((f) => ({ queries: f.queries, chosen: armConfigOf(f.chosen), train: f.train, heldOut: f.test })),
-  }, null, 2) + '\n';
+  return (
+    JSON.stringify(
+      {
+        metric: report.metric,
+        queries,
+        folds,
+        seed,
+        candidates: report.candidates,
+        configured: { arm: armConfigOf(report.base.arm), score: report.base.score },
+        tuned: { arm: armConfigOf(report.best.arm), inSample: report.best.score, crossValidated: report.crossValidated },
+        perFold: report.folds.map((f) => ({ queries: f.queries, chosen: armConfigOf(f.chosen), train: f.train, heldOut: f.test })),
+      },
+      null,
+      2,
+    ) + '\n'
+  );
 }

@@ -18,14 +18,22 @@ export interface RunOptions {
 }
 
 /** `task` for every query, at most `concurrency` at a time, each under its own deadline. */
-export async function forEachQuery<T>(queries: readonly Query[], task: (query: Query, budget: QueryBudget) => Promise<T>, options: RunOptions): Promise<Map<string, T | Error>> {
+export async function forEachQuery<T>(
+  queries: readonly Query[],
+  task: (query: Query, budget: QueryBudget) => Promise<T>,
+  options: RunOptions,
+): Promise<Map<string, T | Error>> {
   const limit = pLimit(options.concurrency);
   const results = new Map<string, T | Error>();
   let done = 0;
-  await Promise.all(queries.map((query) => limit(async () => {
-    results.set(query.id, await withDeadline((budget) => task(query, budget), options.deadlineMs));
-    options.onProgress?.(++done, queries.length);
-  })));
+  await Promise.all(
+    queries.map((query) =>
+      limit(async () => {
+        results.set(query.id, await withDeadline((budget) => task(query, budget), options.deadlineMs));
+        options.onProgress?.(++done, queries.length);
+      }),
+    ),
+  );
   return results;
 }
 
@@ -39,7 +47,10 @@ async function withDeadline<T>(run: (budget: QueryBudget) => Promise<T>, deadlin
     }, deadlineMs);
   });
   try {
-    return await Promise.race([run({ signal: controller.signal, deadlineMs }).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err)))), expired]);
+    return await Promise.race([
+      run({ signal: controller.signal, deadlineMs }).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err)))),
+      expired,
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -57,21 +68,30 @@ export interface CollectedRuns {
 }
 
 /** Every backend's arms over every query. */
-export async function collectRuns(queries: readonly Query[], backends: readonly Backend[], k: number, options: RunOptions): Promise<CollectedRuns> {
+export async function collectRuns(
+  queries: readonly Query[],
+  backends: readonly Backend[],
+  k: number,
+  options: RunOptions,
+): Promise<CollectedRuns> {
   const arms = backends.flatMap((backend) => backend.arms);
   const runs = new Map(arms.map((arm) => [arm, new Map<string, RankedDocs>()]));
   const failures = new Map<string, Failure[]>(arms.map((arm) => [arm, []]));
-  const answers = await forEachQuery(queries, async (query, budget) => {
-    const merged: ArmAnswers = new Map();
-    for (const answer of await Promise.all(backends.map((backend) => backend.answer(query, k, budget)))) {
-      for (const [arm, result] of answer) merged.set(arm, result);
-    }
-    return merged;
-  }, options);
+  const answers = await forEachQuery(
+    queries,
+    async (query, budget) => {
+      const merged: ArmAnswers = new Map();
+      for (const answer of await Promise.all(backends.map((backend) => backend.answer(query, k, budget)))) {
+        for (const [arm, result] of answer) merged.set(arm, result);
+      }
+      return merged;
+    },
+    options,
+  );
   for (const query of queries) {
     const answer = answers.get(query.id)!;
     for (const arm of arms) {
-      const result = answer instanceof Error ? answer : answer.get(arm) ?? new Error('no answer');
+      const result = answer instanceof Error ? answer : (answer.get(arm) ?? new Error('no answer'));
       if (result instanceof Error) failures.get(arm)!.push({ qid: query.id, message: result.message });
       else runs.get(arm)!.set(query.id, result);
     }

@@ -46,7 +46,13 @@ export interface ArmScores {
   means: Record<MetricKey, number>;
 }
 
-export function scoreRun(arm: string, run: ReadonlyMap<string, readonly string[]>, judgements: Judgements, queryIds: readonly string[], metrics: readonly Metric[]): ArmScores {
+export function scoreRun(
+  arm: string,
+  run: ReadonlyMap<string, readonly string[]>,
+  judgements: Judgements,
+  queryIds: readonly string[],
+  metrics: readonly Metric[],
+): ArmScores {
   const perQuery = {} as Record<MetricKey, number[]>;
   const means = {} as Record<MetricKey, number>;
   for (const metric of metrics) {

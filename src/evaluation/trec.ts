@@ -15,7 +15,11 @@
  */
 
 export class EvalInputError extends Error {
-  constructor(readonly file: string, readonly line: number | undefined, detail: string) {
+  constructor(
+    readonly file: string,
+    readonly line: number | undefined,
+    detail: string,
+  ) {
     super(line === undefined ? `${file}: ${detail}` : `${file}:${line}: ${detail}`);
     this.name = 'EvalInputError';
   }
@@ -64,7 +68,8 @@ export function parseQrels(text: string, file: string): Qrels {
     if (!/^[+-]?\d+$/.test(rel)) throw new EvalInputError(file, line, `relevance "${rel}" is not an integer`);
     const pair = `${qid}\u0000${docid}`;
     const earlier = judgedAt.get(pair);
-    if (earlier !== undefined) throw new EvalInputError(file, line, `document "${docid}" is judged twice for query "${qid}" (also line ${earlier})`);
+    if (earlier !== undefined)
+      throw new EvalInputError(file, line, `document "${docid}" is judged twice for query "${qid}" (also line ${earlier})`);
     judgedAt.set(pair, line);
     if (!judgements.has(qid)) {
       judgements.set(qid, new Map());
@@ -99,12 +104,15 @@ export function parseRun(text: string, file: string): RunFile {
     const [qid, , docid, rank, scoreText, lineTag] = fields as [string, string, string, string, string, string];
     if (!/^[+-]?\d+$/.test(rank)) throw new EvalInputError(file, line, `rank "${rank}" is not an integer`);
     const score = Number(scoreText);
-    if (scoreText.length === 0 || !Number.isFinite(score)) throw new EvalInputError(file, line, `score "${scoreText}" is not a finite number`);
-    if (tag !== undefined && lineTag !== tag) throw new EvalInputError(file, line, `run tag "${lineTag}" differs from "${tag}" (one run per file)`);
+    if (scoreText.length === 0 || !Number.isFinite(score))
+      throw new EvalInputError(file, line, `score "${scoreText}" is not a finite number`);
+    if (tag !== undefined && lineTag !== tag)
+      throw new EvalInputError(file, line, `run tag "${lineTag}" differs from "${tag}" (one run per file)`);
     tag = lineTag;
     const pair = `${qid}\u0000${docid}`;
     const earlier = seen.get(pair);
-    if (earlier !== undefined) throw new EvalInputError(file, line, `document "${docid}" appears twice for query "${qid}" (also line ${earlier})`);
+    if (earlier !== undefined)
+      throw new EvalInputError(file, line, `document "${docid}" appears twice for query "${qid}" (also line ${earlier})`);
     seen.set(pair, line);
     if (!run.has(qid)) {
       run.set(qid, []);
@@ -185,7 +193,9 @@ function jsonQuery(content: string, file: string, line: number): Query {
   const record = value as Record<string, unknown>;
   const id = record.qid ?? record.id ?? record._id;
   const text = record.text ?? record.query;
-  if ((typeof id !== 'string' || id.length === 0) && typeof id !== 'number') throw new EvalInputError(file, line, 'expected a "qid" (or "id", "_id") string or number');
-  if (typeof text !== 'string' || text.trim().length === 0) throw new EvalInputError(file, line, 'expected a non-empty "text" (or "query") string');
+  if ((typeof id !== 'string' || id.length === 0) && typeof id !== 'number')
+    throw new EvalInputError(file, line, 'expected a "qid" (or "id", "_id") string or number');
+  if (typeof text !== 'string' || text.trim().length === 0)
+    throw new EvalInputError(file, line, 'expected a non-empty "text" (or "query") string');
   return { id: String(id), text: text.trim() };
 }

@@ -57,7 +57,9 @@ export function candidateArms(base: ResolvedArm, space: TuneSpace = DEFAULT_SPAC
 }
 
 export function describeArm(arm: Pick<ResolvedArm, 'fusion' | 'rrfK' | 'weights' | 'fusionHeadroom'>): string {
-  const weights = Object.entries(arm.weights).map(([id, w]) => `${id}=${w}`).join(',');
+  const weights = Object.entries(arm.weights)
+    .map(([id, w]) => `${id}=${w}`)
+    .join(',');
   return `${arm.fusion}${arm.fusion === 'rrf' ? ` rrfK=${arm.rrfK}` : ''} weights=${weights} headroom=${arm.fusionHeadroom}`;
 }
 
@@ -94,11 +96,13 @@ export interface TuneReport {
 }
 
 export async function tune(input: TuneInput): Promise<TuneReport> {
-  if (input.folds < 2 || input.folds > input.queryIds.length) throw new RangeError(`folds must lie in 2..${input.queryIds.length}, got ${input.folds}`);
+  if (input.folds < 2 || input.folds > input.queryIds.length)
+    throw new RangeError(`folds must lie in 2..${input.queryIds.length}, got ${input.folds}`);
   const candidates = candidateArms(input.base, input.space);
   const scores = await scoreMatrix(candidates, input);
   const n = input.queryIds.length;
-  const meanOver = (c: number, rows: readonly number[]): number => rows.reduce((sum, q) => sum + scores[c]![q]!, 0) / Math.max(1, rows.length);
+  const meanOver = (c: number, rows: readonly number[]): number =>
+    rows.reduce((sum, q) => sum + scores[c]![q]!, 0) / Math.max(1, rows.length);
   const argmax = (rows: readonly number[]): number => {
     let best = 0;
     let bestScore = -Infinity;
@@ -154,7 +158,13 @@ async function scoreMatrix(candidates: readonly ResolvedArm[], input: TuneInput)
       let score = seen.get(key);
       if (score === undefined) {
         const hits = await fuseArm(arm, lists, input.k);
-        score = hits === undefined ? 0 : input.metric.score(hits.map((hit) => String(hit.id)), judged);
+        score =
+          hits === undefined
+            ? 0
+            : input.metric.score(
+                hits.map((hit) => String(hit.id)),
+                judged,
+              );
         seen.set(key, score);
       }
       scores[c]![q] = score;

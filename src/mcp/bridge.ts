@@ -111,6 +111,7 @@ export class RcpBridge {
 }
 
 function withProgressToken(params: JsonObject): JsonObject {
-  const meta = params._meta !== null && typeof params._meta === 'object' && !Array.isArray(params._meta) ? (params._meta as JsonObject) : {};
+  const meta =
+    params._meta !== null && typeof params._meta === 'object' && !Array.isArray(params._meta) ? (params._meta as JsonObject) : {};
   return { ...params, _meta: { ...meta, progressToken: PROGRESS_TOKEN } };
 }

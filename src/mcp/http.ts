@@ -39,16 +39,16 @@ export class McpHttpEndpoint {
   private readonly unpublish: () => void;
   private closing = false;
 
-  constructor(facade: McpFacade, private readonly options: McpHttpOptions) {
+  constructor(
+    facade: McpFacade,
+    private readonly options: McpHttpOptions,
+  ) {
     this.bridge = new RcpBridge({ service: options.service, transport: 'http', ...(options.session ? { session: options.session } : {}) });
-    this.handler = createMcpHandler(
-      ({ era, requestInfo }) => facade.createInstance(this.bridge, era, headersOf(requestInfo)).server,
-      {
-        maxRequestBodySize: options.maxBodyBytes,
-        ...(options.keepAliveMs !== undefined ? { keepAliveMs: options.keepAliveMs } : {}),
-        ...(options.onError ? { onerror: options.onError } : {}),
-      },
-    );
+    this.handler = createMcpHandler(({ era, requestInfo }) => facade.createInstance(this.bridge, era, headersOf(requestInfo)).server, {
+      maxRequestBodySize: options.maxBodyBytes,
+      ...(options.keepAliveMs !== undefined ? { keepAliveMs: options.keepAliveMs } : {}),
+      ...(options.onError ? { onerror: options.onError } : {}),
+    });
     this.unpublish = publishCatalog(facade.watch, this.handler.notify);
   }
 
@@ -60,7 +60,9 @@ export class McpHttpEndpoint {
     if (LOOPBACK.has(this.options.host)) app.use(this.path, localhostHostValidation(), localhostOriginValidation());
     app.all(this.path, (c) => {
       if (this.closing) {
-        return c.json({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'server is shutting down' } }, 503, { 'retry-after': '1' });
+        return c.json({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'server is shutting down' } }, 503, {
+          'retry-after': '1',
+        });
       }
       return this.handler.fetch(c.req.raw);
     });

@@ -36,17 +36,20 @@ export function serveMcpStdio(facade: McpFacade, options: McpStdioOptions): McpS
     input.once('end', () => resolve());
     input.once('close', () => resolve());
   });
-  const handle = serveStdio(({ era }) => {
-    const instance = facade.createInstance(bridge, era);
-    const stop = followCatalog(instance, facade.watch, era, onError);
-    const protocol = instance.server.server;
-    const previous = protocol.onclose;
-    protocol.onclose = () => {
-      stop();
-      previous?.();
-    };
-    return instance.server;
-  }, { transport: new StdioServerTransport(input, output), onerror: onError });
+  const handle = serveStdio(
+    ({ era }) => {
+      const instance = facade.createInstance(bridge, era);
+      const stop = followCatalog(instance, facade.watch, era, onError);
+      const protocol = instance.server.server;
+      const previous = protocol.onclose;
+      protocol.onclose = () => {
+        stop();
+        previous?.();
+      };
+      return instance.server;
+    },
+    { transport: new StdioServerTransport(input, output), onerror: onError },
+  );
   return {
     ended,
     close: async (drainTimeoutMs) => {

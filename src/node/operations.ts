@@ -34,7 +34,10 @@ export class Operations {
   private hookSet: (FederationHooks & EngineHooks) | undefined;
   private readonly reloadListeners: Array<() => void> = [];
 
-  constructor(config: GatewayConfig, private readonly logger: Logger) {
+  constructor(
+    config: GatewayConfig,
+    private readonly logger: Logger,
+  ) {
     this.settings = config.gateway;
     this.metrics = new GatewayMetrics({ processMetrics: config.gateway.metrics.enabled });
     this.exposition = isGatewayWorker() ? new ClusterMetricsExposition(this.metrics.registry) : this.metrics;
@@ -134,7 +137,9 @@ export class Operations {
         },
       };
       this.service = new ObservedService(inner, {
-        metrics: this.metrics, logger: this.logger, logQueries: () => this.gateway?.settings.logQueries ?? false,
+        metrics: this.metrics,
+        logger: this.logger,
+        logQueries: () => this.gateway?.settings.logQueries ?? false,
       });
     }
     return this.service;

@@ -25,7 +25,10 @@ let server: PostgresServer | undefined;
 beforeAll(async () => {
   const dir = tmpDir('rcp-adapter-conf-');
   writeFileSync(path.join(dir, 'docs.jsonl'), fixtureJsonl());
-  const indexer = new StdioClient([process.execPath, GATEWAY_CLI, 'adapter', 'sqlite', '--index', '--db', path.join(dir, 'docs.db'), path.join(dir, 'docs.jsonl')], { validate: false });
+  const indexer = new StdioClient(
+    [process.execPath, GATEWAY_CLI, 'adapter', 'sqlite', '--index', '--db', path.join(dir, 'docs.db'), path.join(dir, 'docs.jsonl')],
+    { validate: false },
+  );
   expect((await indexer.exited).code).toBe(0);
   // The path is relative: it resolves against the config file's folder.
   sqliteConfig = writeConfig(dir, { kind: 'sqlite', name: 'fixture-sqlite', path: './docs.db', filters: FILTERS }, 'sqlite.json');
@@ -44,20 +47,30 @@ afterAll(async () => {
 });
 
 describe('adapter sqlite --stdio', () => {
-  probeL0(() => new StdioClient([process.execPath, GATEWAY_CLI, 'adapter', 'sqlite', '--config', sqliteConfig, '--stdio'], { cwd: REPO_ROOT }), { maxK: 100 });
+  probeL0(
+    () => new StdioClient([process.execPath, GATEWAY_CLI, 'adapter', 'sqlite', '--config', sqliteConfig, '--stdio'], { cwd: REPO_ROOT }),
+    { maxK: 100 },
+  );
 });
 
 describe.skipIf(!bin)('adapter postgres --stdio', () => {
-  probeL0(() => new StdioClient([process.execPath, GATEWAY_CLI, 'adapter', 'postgres', '--config', postgresConfig!, '--stdio'], {
-    cwd: REPO_ROOT, env: { ...process.env, CONFORMANCE_PG_URL: server!.url },
-  }), { maxK: 100 });
+  probeL0(
+    () =>
+      new StdioClient([process.execPath, GATEWAY_CLI, 'adapter', 'postgres', '--config', postgresConfig!, '--stdio'], {
+        cwd: REPO_ROOT,
+        env: { ...process.env, CONFORMANCE_PG_URL: server!.url },
+      }),
+    { maxK: 100 },
+  );
 });
 
 describe('adapter sqlite --http', () => {
   let url: string;
   let stop: () => Promise<unknown>;
   beforeAll(async () => {
-    const child = spawn(process.execPath, [GATEWAY_CLI, 'adapter', 'sqlite', '--config', sqliteConfig, '--http', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [GATEWAY_CLI, 'adapter', 'sqlite', '--config', sqliteConfig, '--http', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     stop = () => stopChild(child);
     url = await new Promise<string>((resolve, reject) => {
       let err = '';
@@ -74,7 +87,11 @@ describe('adapter sqlite --http', () => {
   });
 
   it('serves retrieve with filters statelessly over HTTP', async () => {
-    const res = await rpc<{ hits: Array<{ id: string }> }>(url, 'retrieve', { query: 'wing', k: 10, filter: { field: 'year', op: 'gte', value: 2022 } });
+    const res = await rpc<{ hits: Array<{ id: string }> }>(url, 'retrieve', {
+      query: 'wing',
+      k: 10,
+      filter: { field: 'year', op: 'gte', value: 2022 },
+    });
     expect(res.status).toBe(200);
     expect(res.result!.hits.map((hit) => hit.id).sort()).toEqual(['d4', 'd6']);
     const refused = await rpc(url, 'retrieve', { query: 'wing', filter: { field: 'secret', op: 'exists', value: true } });

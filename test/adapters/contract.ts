@@ -9,18 +9,36 @@ import type { CallContext } from '../../src/core/service/contract.js';
 import { RcpError } from '../../src/core/protocol/errors.js';
 import { DOCS, FILTER_CASES, HOSTILE_STRINGS, REJECTED_FILTERS } from './fixtures.js';
 
-interface Hit { id: string; score: number; text?: string; citation?: { source: string; title?: string; uri?: string }; meta?: Record<string, unknown> }
-interface Result { hits: Hit[]; nextCursor?: string; usage?: { notes?: string[] } }
+interface Hit {
+  id: string;
+  score: number;
+  text?: string;
+  citation?: { source: string; title?: string; uri?: string };
+  meta?: Record<string, unknown>;
+}
+interface Result {
+  hits: Hit[];
+  nextCursor?: string;
+  usage?: { notes?: string[] };
+}
 
 function context(): CallContext {
   return {
-    method: 'retrieve', requestId: 1, signal: new AbortController().signal, deadlineAt: performance.now() + 30_000, deadlineMs: 30_000,
-    progress: undefined, log: undefined, meta: {}, transport: 'stdio', headers: {},
+    method: 'retrieve',
+    requestId: 1,
+    signal: new AbortController().signal,
+    deadlineAt: performance.now() + 30_000,
+    deadlineMs: 30_000,
+    progress: undefined,
+    log: undefined,
+    meta: {},
+    transport: 'stdio',
+    headers: {},
   };
 }
 
 export async function retrieve(adapter: OpenedAdapter, params: Record<string, unknown>): Promise<Result> {
-  return await adapter.service.call('retrieve', params, context()) as unknown as Result;
+  return (await adapter.service.call('retrieve', params, context())) as unknown as Result;
 }
 
 export async function retrieveError(adapter: OpenedAdapter, params: Record<string, unknown>): Promise<RcpError> {
@@ -119,8 +137,14 @@ export function adapterContract(label: string, open: () => Promise<OpenedAdapter
       expect(pages).toBe(2);
       expect(paged).toEqual(whole);
       const first = await retrieve(adapter, { query: 'wing lift', k: 2 });
-      expect(await retrieveError(adapter, { query: 'wing box', k: 2, cursor: first.nextCursor })).toMatchObject({ code: -32602, data: { field: 'cursor' } });
-      expect(await retrieveError(adapter, { query: 'wing', cursor: 'not-a-cursor' })).toMatchObject({ code: -32602, data: { field: 'cursor' } });
+      expect(await retrieveError(adapter, { query: 'wing box', k: 2, cursor: first.nextCursor })).toMatchObject({
+        code: -32602,
+        data: { field: 'cursor' },
+      });
+      expect(await retrieveError(adapter, { query: 'wing', cursor: 'not-a-cursor' })).toMatchObject({
+        code: -32602,
+        data: { field: 'cursor' },
+      });
     });
 
     it('treats every hostile string as data: as a filter value it selects nothing, as a query it searches words', async () => {
@@ -133,7 +157,10 @@ export function adapterContract(label: string, open: () => Promise<OpenedAdapter
         const inList = await retrieve(adapter, { query: 'wing', k: 20, filter: { field: 'tags', op: 'contains', value } });
         expect(inList.hits, label).toEqual([]);
         const asQuery = await retrieve(adapter, { query: value, k: 20 });
-        expect(asQuery.hits.every((hit) => ALL_IDS.includes(hit.id)), label).toBe(true);
+        expect(
+          asQuery.hits.every((hit) => ALL_IDS.includes(hit.id)),
+          label,
+        ).toBe(true);
       }
       // The table is intact: every document is still there and still searchable.
       expect(sortedIds(await retrieve(adapter, { query: 'wing', k: 20 }))).toEqual(ALL_IDS);

@@ -14,15 +14,27 @@ export async function loadCranfieldIntoPg(query: Query): Promise<void> {
     tsv tsvector GENERATED ALWAYS AS (to_tsvector('english'::regconfig, coalesce(title, '') || ' ' || coalesce(body, ''))) STORED)`);
   const docs = loadCranfieldDocs();
   // One parameterised statement: each column is one array parameter.
-  await query(`INSERT INTO cranfield (id, title, body, author, bibliography)
+  await query(
+    `INSERT INTO cranfield (id, title, body, author, bibliography)
     SELECT * FROM unnest($1::integer[], $2::text[], $3::text[], $4::text[], $5::text[])`,
-  [docs.map((d) => Number(d.id)), docs.map((d) => d.title), docs.map((d) => d.body), docs.map((d) => d.author), docs.map((d) => d.bibliography)]);
+    [
+      docs.map((d) => Number(d.id)),
+      docs.map((d) => d.title),
+      docs.map((d) => d.body),
+      docs.map((d) => d.author),
+      docs.map((d) => d.bibliography),
+    ],
+  );
   await query('CREATE INDEX cranfield_tsv ON cranfield USING gin (tsv)');
 }
 
 export function cranfieldPgConfig(connection: Record<string, unknown>, search: Record<string, unknown> = {}): Record<string, unknown> {
   return {
-    kind: 'postgres', name: 'cranfield-postgres', source: 'cranfield', connection, table: 'cranfield',
+    kind: 'postgres',
+    name: 'cranfield-postgres',
+    source: 'cranfield',
+    connection,
+    table: 'cranfield',
     columns: { id: 'id', text: 'body', title: 'title', meta: ['author', 'bibliography'] },
     search: { vector: 'tsv', ...search },
   };
@@ -33,7 +45,10 @@ export async function evaluateAdapter(adapter: OpenedAdapter): Promise<RunEvalua
   const run = new Map<string, string[]>();
   for (const query of loadCranfieldEval().queries) {
     const result = await retrieve(adapter, { query: query.text, k: 100, includeText: false });
-    run.set(query.id, result.hits.map((hit) => hit.id));
+    run.set(
+      query.id,
+      result.hits.map((hit) => hit.id),
+    );
   }
   return evaluateRun(run);
 }

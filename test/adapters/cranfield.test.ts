@@ -30,7 +30,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.stop();
-  console.log(['Cranfield through the adapters (k = 100, all 225 queries):', ...[...figures].map(([name, f]) => figureLine(name, f))].join('\n  '));
+  console.log(
+    ['Cranfield through the adapters (k = 100, all 225 queries):', ...[...figures].map(([name, f]) => figureLine(name, f))].join('\n  '),
+  );
 });
 
 describe('Cranfield nDCG@10 per engine', () => {
@@ -38,7 +40,10 @@ describe('Cranfield nDCG@10 per engine', () => {
     const { queries } = loadCranfieldEval();
     for (const view of ['title', 'body'] as const) {
       const engine = createBm25Engine(view);
-      figures.set(`demo bm25 ${view === 'title' ? 'titles' : 'abstracts'}`, evaluateRun(new Map(queries.map((q) => [q.id, engine.search(q.text, 100).hits.map((hit) => hit.id)]))));
+      figures.set(
+        `demo bm25 ${view === 'title' ? 'titles' : 'abstracts'}`,
+        evaluateRun(new Map(queries.map((q) => [q.id, engine.search(q.text, 100).hits.map((hit) => hit.id)]))),
+      );
     }
     expect(figures.get('demo bm25 titles')!.ndcg10).toBeCloseTo(0.4274, 3);
     expect(figures.get('demo bm25 abstracts')!.ndcg10).toBeCloseTo(0.4754, 3);
@@ -58,20 +63,24 @@ describe('Cranfield nDCG@10 per engine', () => {
     expect(figures.get('sqlite fts5 bm25')!.ndcg10).toBeGreaterThan(0.5);
   }, 120_000);
 
-  it.skipIf(!bin)('PostgreSQL, ts_rank_cd (the default) and ts_rank with length normalization', async () => {
-    for (const [name, search, floor] of [
-      ['postgres ts_rank_cd (default)', {}, 0.29],
-      ['postgres ts_rank_cd normalization 2', { normalization: 2 }, 0.37],
-      ['postgres ts_rank normalization 1', { ranking: 'ts_rank', normalization: 1 }, 0.45],
-    ] as const) {
-      const adapter = await openAdapter(parseAdapterConfig(cranfieldPgConfig({ url: server!.url }, search)), '/');
-      try {
-        expect(adapter.notes).toEqual([{ level: 'info', message: 'GIN index cranfield_tsv serves the full-text search' }]);
-        figures.set(name, await evaluateAdapter(adapter));
-      } finally {
-        await adapter.close();
+  it.skipIf(!bin)(
+    'PostgreSQL, ts_rank_cd (the default) and ts_rank with length normalization',
+    async () => {
+      for (const [name, search, floor] of [
+        ['postgres ts_rank_cd (default)', {}, 0.29],
+        ['postgres ts_rank_cd normalization 2', { normalization: 2 }, 0.37],
+        ['postgres ts_rank normalization 1', { ranking: 'ts_rank', normalization: 1 }, 0.45],
+      ] as const) {
+        const adapter = await openAdapter(parseAdapterConfig(cranfieldPgConfig({ url: server!.url }, search)), '/');
+        try {
+          expect(adapter.notes).toEqual([{ level: 'info', message: 'GIN index cranfield_tsv serves the full-text search' }]);
+          figures.set(name, await evaluateAdapter(adapter));
+        } finally {
+          await adapter.close();
+        }
+        expect(figures.get(name)!.ndcg10, name).toBeGreaterThan(floor);
       }
-      expect(figures.get(name)!.ndcg10, name).toBeGreaterThan(floor);
-    }
-  }, 300_000);
+    },
+    300_000,
+  );
 });

@@ -20,8 +20,16 @@ import { schemaCrossCheck } from '../support/spec-validator.js';
 import { breakerState, catalog, waitUntil } from '../resilience/helpers.js';
 import { cranfieldPgConfig, figureLine, loadCranfieldIntoPg } from './cranfield-fixture.js';
 
-interface Hit { id: string; score: number; meta: { engine: string } }
-interface Result { hits: Hit[]; usage: { notes?: string[] }; _meta: { degraded?: Array<{ engine: string; code: number; reason: string }> } }
+interface Hit {
+  id: string;
+  score: number;
+  meta: { engine: string };
+}
+interface Result {
+  hits: Hit[];
+  usage: { notes?: string[] };
+  _meta: { degraded?: Array<{ engine: string; code: number; reason: string }> };
+}
 
 const bin = postgresBinaries();
 const processes = suiteProcesses();
@@ -46,28 +54,52 @@ describe.skipIf(!bin)('adapters behind the gateway', () => {
     await client.connect();
     await loadCranfieldIntoPg((sql, params) => client.query(sql, params));
     await client.end();
-    const gateway = await processes.gateway({
-      engines: [
-        { id: 'titles', transport: 'stdio', command: [process.execPath, path.join(REPO_ROOT, 'dist/demo/bm25/main.js'), '--view', 'title'] },
-        { id: 'postgres', transport: 'adapter', adapter: cranfieldPgConfig({ url: '${GW_TEST_PG_URL}' }, { ranking: 'ts_rank', normalization: 1 }) },
-        { id: 'sqlite', transport: 'adapter', adapter: { kind: 'sqlite', name: 'cranfield-sqlite', source: 'cranfield', path: './cache/cranfield.db', seed: 'cranfield' } },
-      ],
-      gateway: {
-        // Generous: the figures must not depend on how loaded the machine is.
-        deadlineMs: 30_000,
-        engineTimeoutMs: 25_000,
-        breaker: { volumeThreshold: 3, errorThresholdPercentage: 25, rollingWindowMs: 5_000, resetTimeoutMs: 300, maxResetTimeoutMs: 1_000 },
-        retry: { budgetRatio: 0, minPerWindow: 0, windowMs: 10_000 },
+    const gateway = await processes.gateway(
+      {
+        engines: [
+          {
+            id: 'titles',
+            transport: 'stdio',
+            command: [process.execPath, path.join(REPO_ROOT, 'dist/demo/bm25/main.js'), '--view', 'title'],
+          },
+          {
+            id: 'postgres',
+            transport: 'adapter',
+            adapter: cranfieldPgConfig({ url: '${GW_TEST_PG_URL}' }, { ranking: 'ts_rank', normalization: 1 }),
+          },
+          {
+            id: 'sqlite',
+            transport: 'adapter',
+            adapter: { kind: 'sqlite', name: 'cranfield-sqlite', source: 'cranfield', path: './cache/cranfield.db', seed: 'cranfield' },
+          },
+        ],
+        gateway: {
+          // Generous: the figures must not depend on how loaded the machine is.
+          deadlineMs: 30_000,
+          engineTimeoutMs: 25_000,
+          breaker: {
+            volumeThreshold: 3,
+            errorThresholdPercentage: 25,
+            rollingWindowMs: 5_000,
+            resetTimeoutMs: 300,
+            maxResetTimeoutMs: 1_000,
+          },
+          retry: { budgetRatio: 0, minPerWindow: 0, windowMs: 10_000 },
+        },
       },
-    }, { env: { ...process.env, GW_TEST_PG_URL: server.url } });
+      { env: { ...process.env, GW_TEST_PG_URL: server.url } },
+    );
     url = gateway.url;
     gatewayPid = gateway.proc.pid!;
     // The gateway listens before its engines are started; wait until all three answer.
-    await waitUntil('every engine ready', async () => [...(await catalog(url)).values()].every((engine) => engine._meta.status === 'ready'), 120_000)
-      .catch(async (err: unknown) => {
-        console.log(JSON.stringify([...(await catalog(url)).values()]), gateway.stderr().slice(-3_000));
-        throw err;
-      });
+    await waitUntil(
+      'every engine ready',
+      async () => [...(await catalog(url)).values()].every((engine) => engine._meta.status === 'ready'),
+      120_000,
+    ).catch(async (err: unknown) => {
+      console.log(JSON.stringify([...(await catalog(url)).values()]), gateway.stderr().slice(-3_000));
+      throw err;
+    });
   }, 240_000);
 
   it('serves the adapters in its own process: its only child is the stdio demo engine', async () => {
@@ -100,10 +132,14 @@ describe.skipIf(!bin)('adapters behind the gateway', () => {
 
     await server.start();
     // Half-open trials reach the adapter again; its pool reconnects on the next search.
-    const recovered = await waitUntil('postgres hits after the restart', async () => {
-      const result = await retrieve('shock wave interaction', ['titles', 'postgres']);
-      return result.hits.some((hit) => hit.meta.engine === 'postgres') ? result : undefined;
-    }, 30_000);
+    const recovered = await waitUntil(
+      'postgres hits after the restart',
+      async () => {
+        const result = await retrieve('shock wave interaction', ['titles', 'postgres']);
+        return result.hits.some((hit) => hit.meta.engine === 'postgres') ? result : undefined;
+      },
+      30_000,
+    );
     expect(recovered.hits.length).toBe(10);
     expect(await breakerState(url, 'postgres')).toBe('closed');
   }, 120_000);
@@ -111,12 +147,22 @@ describe.skipIf(!bin)('adapters behind the gateway', () => {
   it('reports nDCG@10 of each engine and of the fusion through the gateway', async () => {
     const { queries } = loadCranfieldEval();
     const figures: Array<[string, ReturnType<typeof evaluateRun>]> = [];
-    for (const [name, engines] of [['titles', ['titles']], ['postgres', ['postgres']], ['sqlite', ['sqlite']], ['fused (3 engines)', undefined]] as const) {
+    for (const [name, engines] of [
+      ['titles', ['titles']],
+      ['postgres', ['postgres']],
+      ['sqlite', ['sqlite']],
+      ['fused (3 engines)', undefined],
+    ] as const) {
       const run = new Map<string, string[]>();
       for (let i = 0; i < queries.length; i += 4) {
-        await Promise.all(queries.slice(i, i + 4).map(async (query) => {
-          run.set(query.id, (await retrieve(query.text, engines ? [...engines] : undefined, 100)).hits.map((hit) => String(hit.id)));
-        }));
+        await Promise.all(
+          queries.slice(i, i + 4).map(async (query) => {
+            run.set(
+              query.id,
+              (await retrieve(query.text, engines ? [...engines] : undefined, 100)).hits.map((hit) => String(hit.id)),
+            );
+          }),
+        );
       }
       figures.push([name, evaluateRun(run)]);
     }

@@ -52,11 +52,20 @@ export function probeL0(start: () => StdioClient, expected: { maxK: number }): v
     expect((await client.request('retrieve', { k: 3 })).error).toMatchObject({ code: -32602, data: { field: 'query' } });
     expect((await client.request('retrieve', { query: 'x', k: 2.5 })).error).toMatchObject({ code: -32602, data: { field: 'k' } });
     expect((await client.request('retrieve', { query: 'x', k: -1 })).error).toMatchObject({ code: -32602, data: { field: 'k' } });
-    expect((await client.request('retrieve', { query: [{ type: 'image', uri: 'x' }] })).error).toMatchObject({ code: -32602, data: { field: 'query' } });
+    expect((await client.request('retrieve', { query: [{ type: 'image', uri: 'x' }] })).error).toMatchObject({
+      code: -32602,
+      data: { field: 'query' },
+    });
   });
 
   it('clamps k to maxK instead of failing (§12), treating null as absent (§4.6)', async () => {
-    const res = await client.request<{ hits: unknown[] }>('retrieve', { query: 'wing', k: 5_000, mode: null, cursor: null, extra: { unknown: true } });
+    const res = await client.request<{ hits: unknown[] }>('retrieve', {
+      query: 'wing',
+      k: 5_000,
+      mode: null,
+      cursor: null,
+      extra: { unknown: true },
+    });
     expect(res.error).toBeUndefined();
     expect(res.result!.hits.length).toBeGreaterThan(0);
     expect(res.result!.hits.length).toBeLessThanOrEqual(expected.maxK);
@@ -72,7 +81,11 @@ export function probeL0(start: () => StdioClient, expected: { maxK: number }): v
     const before = client.frames.length;
     client.writeRaw(`${JSON.stringify([{ jsonrpc: '2.0', id: 'b1', method: 'ping', params: { nonce: 1 } }, 5])}\n`);
     await client.waitFor((f) => f.id === 'b1');
-    const batch = client.frames.slice(before).find((f) => Array.isArray(f)) as Array<{ id: unknown; error?: { code: number }; result?: unknown }>;
+    const batch = client.frames.slice(before).find((f) => Array.isArray(f)) as Array<{
+      id: unknown;
+      error?: { code: number };
+      result?: unknown;
+    }>;
     expect(batch).toHaveLength(2);
     expect(batch.find((r) => r.id === null)?.error?.code).toBe(-32600);
     client.writeRaw('{not json\n');
@@ -81,7 +94,10 @@ export function probeL0(start: () => StdioClient, expected: { maxK: number }): v
   });
 
   it('retrieves with citations, then answers shutdown', async () => {
-    const res = await client.request<{ hits: Array<{ id: string; citation: { source: string } }> }>('retrieve', { query: 'delta wing', k: 2 });
+    const res = await client.request<{ hits: Array<{ id: string; citation: { source: string } }> }>('retrieve', {
+      query: 'delta wing',
+      k: 2,
+    });
     expect(res.result!.hits[0]!.id).toBe('d3');
     expect(res.result!.hits[0]!.citation.source).toMatch(/:d3$/);
     expect((await client.request('shutdown', {})).result).toEqual({});

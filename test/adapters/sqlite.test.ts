@@ -34,15 +34,32 @@ beforeAll(async () => {
 describe('adapter sqlite --index', () => {
   it('prints a config declaring the metadata fields with the types it saw', () => {
     expect(fixture.printed).toEqual({
-      kind: 'sqlite', path: fixture.db,
-      filters: { lang: 'keyword', year: 'int', rating: 'float', open: 'bool', published: 'date', tags: { type: 'keyword', array: true }, summary: 'keyword' },
+      kind: 'sqlite',
+      path: fixture.db,
+      filters: {
+        lang: 'keyword',
+        year: 'int',
+        rating: 'float',
+        open: 'bool',
+        published: 'date',
+        tags: { type: 'keyword', array: true },
+        summary: 'keyword',
+      },
     });
   });
 
   it('refuses a malformed line naming its file and line', async () => {
     const dir = tmpDir('rcp-sqlite-bad-');
     writeFileSync(path.join(dir, 'bad.jsonl'), '{"id":"a","text":"ok"}\n{"id":"b"}\n');
-    const failed = await run(process.execPath, [GATEWAY_CLI, 'adapter', 'sqlite', '--index', '--db', path.join(dir, 'x.db'), path.join(dir, 'bad.jsonl')]).catch((err: { code: number; stderr: string }) => err);
+    const failed = await run(process.execPath, [
+      GATEWAY_CLI,
+      'adapter',
+      'sqlite',
+      '--index',
+      '--db',
+      path.join(dir, 'x.db'),
+      path.join(dir, 'bad.jsonl'),
+    ]).catch((err: { code: number; stderr: string }) => err);
     expect(failed).toMatchObject({ code: 1 });
     expect((failed as { stderr: string }).stderr).toMatch(/bad\.jsonl:2: "text" must be a string/);
   });
@@ -54,9 +71,18 @@ describe('sqlite: operators outside the advertised set', () => {
   it('advertises only what its fields allow and answers an unadvertised operator with -32005', async () => {
     const adapter = await openAdapter(parseAdapterConfig({ kind: 'sqlite', path: fixture.db, filters: { lang: 'keyword' } }), '/');
     try {
-      expect(adapter.service.describe().capabilities.filter).toEqual({ fields: { lang: 'keyword' }, operators: ['eq', 'ne', 'in', 'nin', 'exists'] });
-      expect(await retrieveError(adapter, { query: 'wing', filter: { field: 'lang', op: 'gt', value: 'a' } })).toMatchObject({ code: -32005, data: { option: 'filter.op' } });
-      expect(await retrieveError(adapter, { query: 'wing', filter: { field: 'year', op: 'eq', value: 2020 } })).toMatchObject({ code: -32602, data: { field: 'filter.year' } });
+      expect(adapter.service.describe().capabilities.filter).toEqual({
+        fields: { lang: 'keyword' },
+        operators: ['eq', 'ne', 'in', 'nin', 'exists'],
+      });
+      expect(await retrieveError(adapter, { query: 'wing', filter: { field: 'lang', op: 'gt', value: 'a' } })).toMatchObject({
+        code: -32005,
+        data: { option: 'filter.op' },
+      });
+      expect(await retrieveError(adapter, { query: 'wing', filter: { field: 'year', op: 'eq', value: 2020 } })).toMatchObject({
+        code: -32602,
+        data: { field: 'filter.year' },
+      });
     } finally {
       await adapter.close();
     }
@@ -64,7 +90,9 @@ describe('sqlite: operators outside the advertised set', () => {
 
   it('fails to open a missing file or a column that does not exist, naming it', async () => {
     await expect(openAdapter(parseAdapterConfig({ kind: 'sqlite', path: '/nonexistent/x.db' }), '/')).rejects.toThrow(/x\.db/);
-    await expect(openAdapter(parseAdapterConfig({ kind: 'sqlite', path: fixture.db, filters: { colour: 'keyword' } }), '/')).rejects.toThrow(/colour/);
+    await expect(
+      openAdapter(parseAdapterConfig({ kind: 'sqlite', path: fixture.db, filters: { colour: 'keyword' } }), '/'),
+    ).rejects.toThrow(/colour/);
   });
 });
 

@@ -5,7 +5,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rpc, rpcRaw, methodUrl } from '../support/http-client.js';
 import { StdioClient } from '../support/stdio-client.js';
-import { GATEWAY_CLI, REPO_ROOT, startGateway, startHttpEngine, stdioEngineCommand, tmpDir, writeConfig, type EngineHandle, type GatewayHandle } from '../support/processes.js';
+import {
+  GATEWAY_CLI,
+  REPO_ROOT,
+  startGateway,
+  startHttpEngine,
+  stdioEngineCommand,
+  tmpDir,
+  writeConfig,
+  type EngineHandle,
+  type GatewayHandle,
+} from '../support/processes.js';
 import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 
 let httpEngine: EngineHandle;
@@ -96,7 +106,12 @@ describe('stdio transport (§5.1, §13)', () => {
   });
 
   it('clamps k to maxK instead of failing (§12), treating null as absent (§4.6)', async () => {
-    const res = await client.request<{ hits: unknown[] }>('retrieve', { query: 'retrieval fusion ranking', k: 500, mode: null, extra: { unknown: true } });
+    const res = await client.request<{ hits: unknown[] }>('retrieve', {
+      query: 'retrieval fusion ranking',
+      k: 500,
+      mode: null,
+      extra: { unknown: true },
+    });
     expect(res.error).toBeUndefined();
     expect(res.result!.hits.length).toBeLessThanOrEqual(40);
     expect(res.result!.hits.length).toBeGreaterThan(0);
@@ -118,11 +133,19 @@ describe('stdio transport (§5.1, §13)', () => {
   it('handles batches per §11', async () => {
     const before = client.frames.length;
     client.writeRaw('[]\n');
-    const empty = await client.waitFor((f) => !Array.isArray(f) && (f as { error?: { code: number } }).error?.code === -32600 && (f as { id: unknown }).id === null);
+    const empty = await client.waitFor(
+      (f) => !Array.isArray(f) && (f as { error?: { code: number } }).error?.code === -32600 && (f as { id: unknown }).id === null,
+    );
     expect(empty).toBeTruthy();
-    client.writeRaw(`${JSON.stringify([{ jsonrpc: '2.0', id: 'b1', method: 'ping', params: { nonce: 1 } }, 5, { jsonrpc: '2.0', method: 'notifications/x' }])}\n`);
+    client.writeRaw(
+      `${JSON.stringify([{ jsonrpc: '2.0', id: 'b1', method: 'ping', params: { nonce: 1 } }, 5, { jsonrpc: '2.0', method: 'notifications/x' }])}\n`,
+    );
     await client.waitFor((f) => f.id === 'b1');
-    const batch = client.frames.slice(before).find((f) => Array.isArray(f)) as Array<{ id: unknown; error?: { code: number }; result?: unknown }>;
+    const batch = client.frames.slice(before).find((f) => Array.isArray(f)) as Array<{
+      id: unknown;
+      error?: { code: number };
+      result?: unknown;
+    }>;
     expect(batch).toHaveLength(2);
     expect(batch.find((r) => r.id === 'b1')?.result).toEqual({ nonce: 1 });
     expect(batch.find((r) => r.id === null)?.error?.code).toBe(-32600);
@@ -135,7 +158,10 @@ describe('stdio transport (§5.1, §13)', () => {
   });
 
   it('federates retrieve over both engines', async () => {
-    const res = await client.request<{ hits: Array<{ id: unknown; score: number; meta: { engine: string } }> }>('retrieve', { query: 'retrieval fusion ranking engine', k: 8 });
+    const res = await client.request<{ hits: Array<{ id: unknown; score: number; meta: { engine: string } }> }>('retrieve', {
+      query: 'retrieval fusion ranking engine',
+      k: 8,
+    });
     const hits = res.result!.hits;
     expect(hits).toHaveLength(8);
     for (let i = 1; i < hits.length; i++) expect(hits[i - 1]!.score).toBeGreaterThanOrEqual(hits[i]!.score);
@@ -168,7 +194,9 @@ describe('HTTP transport (§5.2)', () => {
   });
 
   it('rejects a path/body method mismatch with -32600', async () => {
-    const raw = await rpcRaw(methodUrl(gateway.url, 'retrieve'), JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'ping', params: {} }), { 'content-type': 'application/json' });
+    const raw = await rpcRaw(methodUrl(gateway.url, 'retrieve'), JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'ping', params: {} }), {
+      'content-type': 'application/json',
+    });
     expect(raw.status).toBe(200);
     expect(JSON.parse(raw.text)).toMatchObject({ id: 9, error: { code: -32600 } });
   });
@@ -180,7 +208,11 @@ describe('HTTP transport (§5.2)', () => {
   });
 
   it('answers notifications with 204 and no body', async () => {
-    const raw = await rpcRaw(methodUrl(gateway.url, 'notifications/cancel'), JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancel', params: { id: 1 } }), { 'content-type': 'application/json' });
+    const raw = await rpcRaw(
+      methodUrl(gateway.url, 'notifications/cancel'),
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancel', params: { id: 1 } }),
+      { 'content-type': 'application/json' },
+    );
     expect(raw.status).toBe(204);
     expect(raw.text).toBe('');
   });
@@ -188,19 +220,27 @@ describe('HTTP transport (§5.2)', () => {
   it('handles batches at the base path, including the empty and all-notification cases', async () => {
     const empty = await rpcRaw(gateway.url, '[]', { 'content-type': 'application/json' });
     expect(JSON.parse(empty.text)).toMatchObject({ id: null, error: { code: -32600 } });
-    const notes = await rpcRaw(gateway.url, JSON.stringify([{ jsonrpc: '2.0', method: 'notifications/x' }]), { 'content-type': 'application/json' });
+    const notes = await rpcRaw(gateway.url, JSON.stringify([{ jsonrpc: '2.0', method: 'notifications/x' }]), {
+      'content-type': 'application/json',
+    });
     expect(notes.status).toBe(204);
-    const mixed = await rpcRaw(gateway.url, JSON.stringify([
-      { jsonrpc: '2.0', id: 1, method: 'ping', params: {} },
-      { jsonrpc: '2.0', id: 2, method: 'retrieve', params: { query: 'graph index', k: 2 } },
-    ]), { 'content-type': 'application/json' });
+    const mixed = await rpcRaw(
+      gateway.url,
+      JSON.stringify([
+        { jsonrpc: '2.0', id: 1, method: 'ping', params: {} },
+        { jsonrpc: '2.0', id: 2, method: 'retrieve', params: { query: 'graph index', k: 2 } },
+      ]),
+      { 'content-type': 'application/json' },
+    );
     const answers = JSON.parse(mixed.text) as Array<{ id: number; result?: { hits?: unknown[] } }>;
     expect(answers.map((a) => a.id).sort()).toEqual([1, 2]);
     expect(answers.find((a) => a.id === 2)?.result?.hits).toHaveLength(2);
   });
 
   it('accepts the compact {method, params} envelope (§5.3)', async () => {
-    const raw = await rpcRaw(methodUrl(gateway.url, 'ping'), JSON.stringify({ method: 'ping', params: { nonce: 'c' } }), { 'content-type': 'application/json' });
+    const raw = await rpcRaw(methodUrl(gateway.url, 'ping'), JSON.stringify({ method: 'ping', params: { nonce: 'c' } }), {
+      'content-type': 'application/json',
+    });
     expect(raw.status).toBe(200);
     expect(JSON.parse(raw.text)).toEqual({ result: { nonce: 'c' } });
   });
@@ -223,7 +263,9 @@ describe('HTTP transport (§5.2)', () => {
   });
 
   it('lists engines in catalog/list with identity and capabilities, endpoints hidden', async () => {
-    const res = await rpc<{ engines: Array<{ id: string; server: { name: string }; capabilities: Record<string, unknown>; endpoint?: unknown }> }>(gateway.url, 'catalog/list', {});
+    const res = await rpc<{
+      engines: Array<{ id: string; server: { name: string }; capabilities: Record<string, unknown>; endpoint?: unknown }>;
+    }>(gateway.url, 'catalog/list', {});
     const engines = res.result!.engines;
     expect(engines.map((e) => e.id).sort()).toEqual(['docs', 'web']);
     for (const engine of engines) {

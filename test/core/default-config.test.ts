@@ -12,13 +12,21 @@ import { REPO_ROOT, startGateway, type GatewayHandle } from '../support/processe
 import { catalog, waitUntil } from '../resilience/helpers.js';
 import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 
-interface Hit { id: string; score: number; meta: { engine: string } }
+interface Hit {
+  id: string;
+  score: number;
+  meta: { engine: string };
+}
 
 let gateway: GatewayHandle;
 beforeAll(async () => {
   gateway = await startGateway({ configFile: path.join(REPO_ROOT, 'config/default.json') });
   // Figures per engine need every engine up (the SQLite file may be built on this first start).
-  await waitUntil('every engine ready', async () => [...(await catalog(gateway.url)).values()].every((engine) => engine._meta.status === 'ready'), 150_000);
+  await waitUntil(
+    'every engine ready',
+    async () => [...(await catalog(gateway.url)).values()].every((engine) => engine._meta.status === 'ready'),
+    150_000,
+  );
 }, 180_000);
 afterAll(async () => {
   await gateway?.stop();
@@ -39,15 +47,25 @@ describe('embedded default', () => {
     const { queries } = loadCranfieldEval();
     expect(queries).toHaveLength(225);
     const runs: Record<string, Map<string, string[]>> = { titles: new Map(), abstracts: new Map(), fts5: new Map(), fused: new Map() };
-    const restrict: Record<string, string[] | undefined> = { titles: ['titles'], abstracts: ['abstracts'], fts5: ['fts5'], fused: undefined };
+    const restrict: Record<string, string[] | undefined> = {
+      titles: ['titles'],
+      abstracts: ['abstracts'],
+      fts5: ['fts5'],
+      fused: undefined,
+    };
     for (const [name, engines] of Object.entries(restrict)) {
       // Modest concurrency: the engines are real processes on a 2-core machine.
       for (let i = 0; i < queries.length; i += 8) {
-        await Promise.all(queries.slice(i, i + 8).map(async (query) => {
-          const params = { query: query.text, k: 100, ...(engines ? { _meta: { 'x-rcpgw': { engines } } } : {}) };
-          const res = await rpc<{ hits: Hit[] }>(gateway.url, 'retrieve', params, { validate: i === 0 });
-          runs[name]!.set(query.id, res.result!.hits.map((h) => String(h.id)));
-        }));
+        await Promise.all(
+          queries.slice(i, i + 8).map(async (query) => {
+            const params = { query: query.text, k: 100, ...(engines ? { _meta: { 'x-rcpgw': { engines } } } : {}) };
+            const res = await rpc<{ hits: Hit[] }>(gateway.url, 'retrieve', params, { validate: i === 0 });
+            runs[name]!.set(
+              query.id,
+              res.result!.hits.map((h) => String(h.id)),
+            );
+          }),
+        );
       }
     }
     const figures = Object.fromEntries(Object.entries(runs).map(([name, run]) => [name, evaluateRun(run)]));

@@ -9,20 +9,31 @@ import { readEvents, stdioEngineCommand, tmpDir, waitForEvent, writeControl } fr
 import { suiteProcesses } from '../support/suite.js';
 import { schemaCrossCheck } from '../support/spec-validator.js';
 
-interface Hit { id: string | number; score: number; meta: { engine: string; engineRank: number; engineScore: number; fusedScore: number } }
-interface RetrieveResult { hits: Hit[]; usage?: { notes?: string[] }; _meta: { engines: string[]; degraded?: Array<{ engine: string; code: number; reason: string }>; deadlineMs: number } }
+interface Hit {
+  id: string | number;
+  score: number;
+  meta: { engine: string; engineRank: number; engineScore: number; fusedScore: number };
+}
+interface RetrieveResult {
+  hits: Hit[];
+  usage?: { notes?: string[] };
+  _meta: { engines: string[]; degraded?: Array<{ engine: string; code: number; reason: string }>; deadlineMs: number };
+}
 
 const procs = suiteProcesses();
 const engine = procs.engine;
 const gatewayWith = procs.gateway;
 
-
-
 describe('fusion across engines', () => {
   it('returns k fused hits, scores descending, tagged with every engine', async () => {
     const a = await engine(['--id', 'a']);
     const b = await engine(['--id', 'b', '--id-prefix', 'b-']);
-    const gw = await gatewayWith({ engines: [{ id: 'a', transport: 'http', url: a.url }, { id: 'b', transport: 'http', url: b.url }] });
+    const gw = await gatewayWith({
+      engines: [
+        { id: 'a', transport: 'http', url: a.url },
+        { id: 'b', transport: 'http', url: b.url },
+      ],
+    });
     const res = await rpc<RetrieveResult>(gw.url, 'retrieve', { query: 'retrieval fusion ranking vector sparse', k: 6 });
     const { hits, _meta } = res.result!;
     expect(hits).toHaveLength(6);
@@ -95,18 +106,33 @@ describe('loop detection and options (§16.2)', () => {
   it('never forwards at depth 0 and skips engines already on the path', async () => {
     const a = await engine(['--id', 'a']);
     const b = await engine(['--id', 'b']);
-    const gw = await gatewayWith({ engines: [{ id: 'a', transport: 'http', url: a.url }, { id: 'b', transport: 'http', url: b.url }] });
+    const gw = await gatewayWith({
+      engines: [
+        { id: 'a', transport: 'http', url: a.url },
+        { id: 'b', transport: 'http', url: b.url },
+      ],
+    });
     const before = readEvents(a.eventsFile).filter((e) => e.ev === 'request' && e.method === 'retrieve').length;
     const exhausted = await rpc(gw.url, 'retrieve', { query: 'search', k: 2, _meta: { federation: { depth: 0, path: ['upstream-agg'] } } });
     expect(exhausted.error?.code).toBe(-32010);
     expect(readEvents(a.eventsFile).filter((e) => e.ev === 'request' && e.method === 'retrieve').length).toBe(before);
 
-    const cycle = await rpc<RetrieveResult>(gw.url, 'retrieve', { query: 'search', k: 2, _meta: { federation: { depth: 3, path: ['test-engine-a'] } } });
+    const cycle = await rpc<RetrieveResult>(gw.url, 'retrieve', {
+      query: 'search',
+      k: 2,
+      _meta: { federation: { depth: 3, path: ['test-engine-a'] } },
+    });
     expect(cycle.result!._meta.engines).toEqual(['b']);
     expect(cycle.result!.usage?.notes?.some((n) => n.includes('engine a skipped') && n.includes('cycle'))).toBe(true);
-    const forwarded = await waitForEvent(b.eventsFile, (e) => e.ev === 'request' && e.method === 'retrieve'
-      && JSON.stringify((e.params as { _meta?: unknown })._meta).includes('test-engine-a'));
-    expect((forwarded.params as { _meta: { federation: unknown } })._meta.federation).toEqual({ depth: 2, path: ['test-engine-a', 'rcp-gateway'] });
+    const forwarded = await waitForEvent(
+      b.eventsFile,
+      (e) =>
+        e.ev === 'request' && e.method === 'retrieve' && JSON.stringify((e.params as { _meta?: unknown })._meta).includes('test-engine-a'),
+    );
+    expect((forwarded.params as { _meta: { federation: unknown } })._meta.federation).toEqual({
+      depth: 2,
+      path: ['test-engine-a', 'rcp-gateway'],
+    });
   });
 
   it('honours the client deadline and forwards a strictly smaller one', async () => {
@@ -121,7 +147,12 @@ describe('loop detection and options (§16.2)', () => {
   it('skips engines lacking a strict mode, asks without it when strict is false, -32005 when none has it', async () => {
     const sparse = await engine(['--id', 'sparse']);
     const dense = await engine(['--id', 'dense', '--caps', JSON.stringify({ retrieve: { maxK: 50, modes: ['dense', 'sparse'] } })]);
-    const gw = await gatewayWith({ engines: [{ id: 'sparse', transport: 'http', url: sparse.url }, { id: 'dense', transport: 'http', url: dense.url }] });
+    const gw = await gatewayWith({
+      engines: [
+        { id: 'sparse', transport: 'http', url: sparse.url },
+        { id: 'dense', transport: 'http', url: dense.url },
+      ],
+    });
     const strict = await rpc<RetrieveResult>(gw.url, 'retrieve', { query: 'vector', k: 2, mode: 'dense' });
     expect(strict.result!._meta.engines).toEqual(['dense']);
     expect(strict.result!.usage?.notes?.some((n) => n.includes('engine sparse skipped'))).toBe(true);

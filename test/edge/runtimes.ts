@@ -59,17 +59,32 @@ export const deno: EdgeRuntime = {
   name: 'Deno',
   unavailable: bundleMissing('deno') ?? unusable(path.join(BIN, 'deno'), 'deno'),
   silentDisconnectUnnoticed: undefined,
-  start: (config) => startProcess(path.join(BIN, 'deno'), (file) => [
-    // The permissions docs/edge.md lists: network, the config file, the environment.
-    'run', '--allow-net', `--allow-read=${file}`, '--allow-env', path.join(EDGE_DIST, 'deno.js'), '--config', file, '--port', '0',
-  ], config, 'deno'),
+  start: (config) =>
+    startProcess(
+      path.join(BIN, 'deno'),
+      (file) => [
+        // The permissions docs/edge.md lists: network, the config file, the environment.
+        'run',
+        '--allow-net',
+        `--allow-read=${file}`,
+        '--allow-env',
+        path.join(EDGE_DIST, 'deno.js'),
+        '--config',
+        file,
+        '--port',
+        '0',
+      ],
+      config,
+      'deno',
+    ),
 };
 
 export const bun: EdgeRuntime = {
   name: 'Bun',
   unavailable: bundleMissing('bun') ?? unusable(path.join(BIN, 'bun'), 'bun'),
   silentDisconnectUnnoticed: undefined,
-  start: (config) => startProcess(path.join(BIN, 'bun'), (file) => [path.join(EDGE_DIST, 'bun.js'), '--config', file, '--port', '0'], config, 'bun'),
+  start: (config) =>
+    startProcess(path.join(BIN, 'bun'), (file) => [path.join(EDGE_DIST, 'bun.js'), '--config', file, '--port', '0'], config, 'bun'),
 };
 
 export const workerd: EdgeRuntime = {

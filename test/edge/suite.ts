@@ -9,14 +9,39 @@
 import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rpc, rpcSse, type JsonRpcResponse } from '../support/http-client.js';
-import { readEvents, startGateway, startHttpEngine, tmpDir, waitForEvent, writeControl, type EngineEvent, type EngineHandle, type GatewayHandle } from '../support/processes.js';
+import {
+  readEvents,
+  startGateway,
+  startHttpEngine,
+  tmpDir,
+  waitForEvent,
+  writeControl,
+  type EngineEvent,
+  type EngineHandle,
+  type GatewayHandle,
+} from '../support/processes.js';
 import { emittedErrors, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import type { EdgeRuntime, EdgeServer } from './runtimes.js';
 
-interface Hit { id: string; score: number; meta?: Record<string, unknown> }
-interface Degraded { engine: string; code: number; reason: string }
-interface RetrieveResult { hits: Hit[]; nextCursor?: string; _meta: { engines: string[]; degraded?: Degraded[]; traceId?: string } }
-interface CatalogEntry { id: string; _meta: { breaker: string } }
+interface Hit {
+  id: string;
+  score: number;
+  meta?: Record<string, unknown>;
+}
+interface Degraded {
+  engine: string;
+  code: number;
+  reason: string;
+}
+interface RetrieveResult {
+  hits: Hit[];
+  nextCursor?: string;
+  _meta: { engines: string[]; degraded?: Degraded[]; traceId?: string };
+}
+interface CatalogEntry {
+  id: string;
+  _meta: { breaker: string };
+}
 
 const SECRET = 'edge-and-node-share-this-cursor-secret';
 const ENGINES = ['alpha', 'beta', 'slow', 'flaky'] as const;
@@ -85,7 +110,9 @@ export function edgeSuite(runtime: EdgeRuntime): void {
           { id: 'beta', transport: 'http', url: engines.beta.url, weight: 0.7 },
           { id: 'slow', transport: 'http', url: engines.slow.url },
           {
-            id: 'flaky', transport: 'http', url: engines.flaky.url,
+            id: 'flaky',
+            transport: 'http',
+            url: engines.flaky.url,
             breaker: { volumeThreshold: 3, errorThresholdPercentage: 50, resetTimeoutMs: 400, maxResetTimeoutMs: 400 },
           },
           { id: 'late', transport: 'http', url: `http://127.0.0.1:${latePort}/rcp` },
@@ -130,14 +157,21 @@ export function edgeSuite(runtime: EdgeRuntime): void {
     it('answers a federated retrieve with the fused hits the Node gateway gives', async () => {
       behave();
       const params = { query: 'retrieval fusion ranking graph', k: 8, _meta: only('alpha', 'beta') };
-      const [onNode, onEdge] = await Promise.all([rpc<RetrieveResult>(node.url, 'retrieve', params), rpc<RetrieveResult>(edge.url, 'retrieve', params)]);
+      const [onNode, onEdge] = await Promise.all([
+        rpc<RetrieveResult>(node.url, 'retrieve', params),
+        rpc<RetrieveResult>(edge.url, 'retrieve', params),
+      ]);
       expect(onEdge.error).toBeUndefined();
       expect(onEdge.result!.hits.length).toBe(8);
       expect(onEdge.result!.hits).toEqual(onNode.result!.hits);
       expect(onEdge.result!._meta.engines).toEqual(['alpha', 'beta']);
       // The request line, as the Node gateway writes it, with the trace id the answer carries.
       const traceId = onEdge.result!._meta.traceId;
-      const line = await eventually(async () => logLines(edge.output()).find((l) => l.msg === 'request' && l.traceId === traceId), 5_000, 'request line');
+      const line = await eventually(
+        async () => logLines(edge.output()).find((l) => l.msg === 'request' && l.traceId === traceId),
+        5_000,
+        'request line',
+      );
       expect(line).toMatchObject({ method: 'retrieve', outcome: 'ok', engines: ['alpha', 'beta'], code: 0 });
     });
 
@@ -162,42 +196,56 @@ export function edgeSuite(runtime: EdgeRuntime): void {
       const query = `edge leaves mid-stream ${runtime.name}`;
       const leave = new AbortController();
       let leftAt = 0;
-      const reply = await rpcSse(edge.url, 'retrieve', { query, k: 4, _meta: only('alpha', 'slow') }, {
-        progressToken: 'gone',
-        signal: leave.signal,
-        onFrame: (frame) => {
-          const message = String((frame as { params?: { message?: unknown } }).params?.message ?? '');
-          if (message.startsWith('1 of 2 engines answered')) {
-            leftAt = Date.now();
-            leave.abort();
-          }
+      const reply = await rpcSse(
+        edge.url,
+        'retrieve',
+        { query, k: 4, _meta: only('alpha', 'slow') },
+        {
+          progressToken: 'gone',
+          signal: leave.signal,
+          onFrame: (frame) => {
+            const message = String((frame as { params?: { message?: unknown } }).params?.message ?? '');
+            if (message.startsWith('1 of 2 engines answered')) {
+              leftAt = Date.now();
+              leave.abort();
+            }
+          },
         },
-      });
+      );
       expect(reply.aborted).toBe(true);
       expect(reply.final).toBeUndefined();
       await expectCancelledSoon('slow', await requestOf('slow', query), leftAt);
       const alphaRequest = await requestOf('alpha', query);
-      expect(readEvents(engines.alpha.eventsFile).some((e) => e.ev === 'abort' && e.id === alphaRequest.id && e.t >= alphaRequest.t)).toBe(false);
+      expect(readEvents(engines.alpha.eventsFile).some((e) => e.ev === 'abort' && e.id === alphaRequest.id && e.t >= alphaRequest.t)).toBe(
+        false,
+      );
     });
 
     const unnoticed = runtime.silentDisconnectUnnoticed;
-    it.skipIf(unnoticed !== undefined)(`a client leaving while waiting on a plain JSON answer cancels the legs${unnoticed ? ` (skipped: ${unnoticed})` : ''}`, async () => {
-      behave({ slow: { fault: 'hang' } });
-      const query = `edge leaves json ${runtime.name}`;
-      const leave = new AbortController();
-      const pending = rpc(edge.url, 'retrieve', { query, k: 4, _meta: only('alpha', 'slow') }, { signal: leave.signal });
-      const slowRequest = await requestOf('slow', query);
-      const leftAt = Date.now();
-      leave.abort();
-      await expect(pending).rejects.toThrow();
-      await expectCancelledSoon('slow', slowRequest, leftAt);
-    });
+    it.skipIf(unnoticed !== undefined)(
+      `a client leaving while waiting on a plain JSON answer cancels the legs${unnoticed ? ` (skipped: ${unnoticed})` : ''}`,
+      async () => {
+        behave({ slow: { fault: 'hang' } });
+        const query = `edge leaves json ${runtime.name}`;
+        const leave = new AbortController();
+        const pending = rpc(edge.url, 'retrieve', { query, k: 4, _meta: only('alpha', 'slow') }, { signal: leave.signal });
+        const slowRequest = await requestOf('slow', query);
+        const leftAt = Date.now();
+        leave.abort();
+        await expect(pending).rejects.toThrow();
+        await expectCancelledSoon('slow', slowRequest, leftAt);
+      },
+    );
 
     it('cuts a hanging engine at the deadline and answers degraded, as Node does', async () => {
       behave({ slow: { fault: 'hang' } });
       // Long enough for the healthy engine to answer on a busy machine; far below the 20 s engine timeout.
       const DEADLINE_MS = 2_000;
-      const params = (where: string) => ({ query: `retrieval ranking deadline ${where}`, k: 4, _meta: { deadlineMs: DEADLINE_MS, ...only('alpha', 'slow') } });
+      const params = (where: string) => ({
+        query: `retrieval ranking deadline ${where}`,
+        k: 4,
+        _meta: { deadlineMs: DEADLINE_MS, ...only('alpha', 'slow') },
+      });
       const started = performance.now();
       const [onEdge, onNode] = await Promise.all([
         rpc<RetrieveResult>(edge.url, 'retrieve', params(runtime.name)).then((reply) => ({ reply, elapsed: performance.now() - started })),
@@ -243,15 +291,20 @@ export function edgeSuite(runtime: EdgeRuntime): void {
 
     it('takes in an engine that was down when the first request came, once it is up', async () => {
       behave();
-      const ask = (): Promise<JsonRpcResponse<RetrieveResult>> => rpc<RetrieveResult>(edge.url, 'retrieve', { query: 'retrieval index', k: 3, _meta: only('alpha', 'late') });
+      const ask = (): Promise<JsonRpcResponse<RetrieveResult>> =>
+        rpc<RetrieveResult>(edge.url, 'retrieve', { query: 'retrieval index', k: 3, _meta: only('alpha', 'late') });
       const before = await ask();
       expect(before.result!._meta.engines).toEqual(['alpha']);
       engines.late = await startHttpEngine(['--id', 'late', '--port', String(latePort)]);
       // Its re-initialization is retried on a backoff timer; the next requests see it back.
-      const after = await eventually(async () => {
-        const reply = await ask();
-        return reply.result?._meta.engines.includes('late') ? reply : undefined;
-      }, 10_000, 'the late engine in an answer');
+      const after = await eventually(
+        async () => {
+          const reply = await ask();
+          return reply.result?._meta.engines.includes('late') ? reply : undefined;
+        },
+        10_000,
+        'the late engine in an answer',
+      );
       expect(after.result!._meta.engines).toEqual(['alpha', 'late']);
     });
 
@@ -262,7 +315,10 @@ export function edgeSuite(runtime: EdgeRuntime): void {
       const cursor = first.result!.nextCursor;
       expect(typeof cursor).toBe('string');
       const next = { ...params, cursor };
-      const [onNode, onEdge] = await Promise.all([rpc<RetrieveResult>(node.url, 'retrieve', next), rpc<RetrieveResult>(edge.url, 'retrieve', next)]);
+      const [onNode, onEdge] = await Promise.all([
+        rpc<RetrieveResult>(node.url, 'retrieve', next),
+        rpc<RetrieveResult>(edge.url, 'retrieve', next),
+      ]);
       expect(onEdge.error).toBeUndefined();
       expect(onEdge.result!.hits).toEqual(onNode.result!.hits);
       const firstIds = new Set(first.result!.hits.map((h) => h.id));

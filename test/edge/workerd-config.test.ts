@@ -26,7 +26,9 @@ describe.skipIf(unavailable !== undefined)(`workerd config${unavailable ? ` (ski
       engines: [{ id: 'web', transport: 'http', url: '${WEB_ENGINE_URL}' }],
       gateway: { name: 'bundled-edge', cursorSecret: '${RCPGW_CURSOR_SECRET}' },
     });
-    const build = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts/build-edge.mjs'), '--config', configFile, '--outdir', out], { encoding: 'utf8' });
+    const build = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts/build-edge.mjs'), '--config', configFile, '--outdir', out], {
+      encoding: 'utf8',
+    });
     expect(build.status, build.stderr).toBe(0);
     const { Miniflare } = await import('miniflare');
     mf = new Miniflare({
@@ -47,7 +49,11 @@ describe.skipIf(unavailable !== undefined)(`workerd config${unavailable ? ` (ski
   });
 
   it('serves the config bundled at build time, its ${NAME}s read from the bindings', async () => {
-    const info = await rpc<{ server: { name: string; version?: string } }>(url, 'initialize', { protocolVersion: 1, client: { name: 'edge-test' }, capabilities: {} });
+    const info = await rpc<{ server: { name: string; version?: string } }>(url, 'initialize', {
+      protocolVersion: 1,
+      client: { name: 'edge-test' },
+      capabilities: {},
+    });
     expect(info.result?.server).toEqual({ name: 'bundled-edge', version: VERSION });
     const found = await rpc<{ hits: unknown[]; nextCursor?: string }>(url, 'retrieve', { query: 'retrieval fusion', k: 2 });
     expect(found.result?.hits).toHaveLength(2);
@@ -61,12 +67,23 @@ describe.skipIf(unavailable !== undefined)(`workerd config${unavailable ? ` (ski
       scriptPath: path.join(EDGE_DIST, 'worker.js'),
       compatibilityDate: WORKERD_COMPATIBILITY.date,
       compatibilityFlags: WORKERD_COMPATIBILITY.flags,
-      bindings: { RCPGW_CONFIG: JSON.stringify({ engines: [{ id: 'web', transport: 'http', url: engine.url }, { id: 'local', transport: 'stdio', command: ['node', 'engine.js'] }] }) },
+      bindings: {
+        RCPGW_CONFIG: JSON.stringify({
+          engines: [
+            { id: 'web', transport: 'http', url: engine.url },
+            { id: 'local', transport: 'stdio', command: ['node', 'engine.js'] },
+          ],
+        }),
+      },
       host: '127.0.0.1',
     });
     const base = new URL('rcp', await mf.ready).href;
     for (const method of ['ping', 'retrieve']) {
-      const res = await fetch(`${base}/${method}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: {} }) });
+      const res = await fetch(`${base}/${method}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: {} }),
+      });
       expect(res.status).toBe(500);
       expect(await res.json()).toEqual({
         error: 'invalid gateway config',

@@ -20,10 +20,28 @@ import { setTimeout as delay } from 'node:timers';
 
 // ---------------------------------------------------------------- options --
 const DEFAULTS = {
-  transport: 'stdio', port: 0, host: '127.0.0.1', id: 'engine', events: '', control: '',
-  caps: '', corpus: '', idPrefix: '', reverse: false, fault: 'ok', faultAll: false,
-  faultInit: 'ok', delayMs: 500, failCode: -32603, failRate: 1, seed: 42, retryAfterMs: 1000,
-  hugeBytes: 5 * 1024 * 1024, progressFrames: 3, progressIntervalMs: 0, protocolVersion: 1,
+  transport: 'stdio',
+  port: 0,
+  host: '127.0.0.1',
+  id: 'engine',
+  events: '',
+  control: '',
+  caps: '',
+  corpus: '',
+  idPrefix: '',
+  reverse: false,
+  fault: 'ok',
+  faultAll: false,
+  faultInit: 'ok',
+  delayMs: 500,
+  failCode: -32603,
+  failRate: 1,
+  seed: 42,
+  retryAfterMs: 1000,
+  hugeBytes: 5 * 1024 * 1024,
+  progressFrames: 3,
+  progressIntervalMs: 0,
+  protocolVersion: 1,
   dumpCorpus: false,
 };
 const camel = (s) => s.replace(/-([a-z])/g, (_, c) => c.toUpperCase());
@@ -35,7 +53,10 @@ function parseArgs(argv) {
     if (!a.startsWith('--')) continue;
     const next = argv[i + 1];
     if (next === undefined || next.startsWith('--')) o[camel(a.slice(2))] = true;
-    else { o[camel(a.slice(2))] = next; i++; }
+    else {
+      o[camel(a.slice(2))] = next;
+      i++;
+    }
   }
   return o;
 }
@@ -53,15 +74,18 @@ function coerce(raw) {
 }
 const OPTS = { ...DEFAULTS, ...coerce(parseArgs(process.argv.slice(2))) };
 const ENGINE = String(OPTS.id);
-const CAPS = OPTS.caps ? JSON.parse(OPTS.caps)
-  : { retrieve: { maxK: 50, modes: ['sparse'], scoreFloor: 0 }, streaming: {} };
+const CAPS = OPTS.caps ? JSON.parse(OPTS.caps) : { retrieve: { maxK: 50, modes: ['sparse'], scoreFloor: 0 }, streaming: {} };
 const diag = (...a) => process.stderr.write(`[test-engine ${ENGINE}] ${a.join(' ')}\n`);
 
 /** Options in force for one request: CLI options overlaid by the control file. */
 function currentOpts() {
   if (!OPTS.control) return OPTS;
-  try { return { ...OPTS, ...coerce(JSON.parse(fs.readFileSync(OPTS.control, 'utf8'))) }; }
-  catch (e) { diag('control file unreadable:', e.message); return OPTS; }
+  try {
+    return { ...OPTS, ...coerce(JSON.parse(fs.readFileSync(OPTS.control, 'utf8'))) };
+  } catch (e) {
+    diag('control file unreadable:', e.message);
+    return OPTS;
+  }
 }
 
 // ----------------------------------------------------------------- events --
@@ -75,7 +99,10 @@ for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, () => process.exit(0));
 // ------------------------------------------------------------ determinism --
 function fnv1a(str) {
   let h = 0x811c9dc5;
-  for (let i = 0; i < str.length; i++) { h ^= str.charCodeAt(i); h = Math.imul(h, 0x01000193); }
+  for (let i = 0; i < str.length; i++) {
+    h ^= str.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
   return h >>> 0;
 }
 function mulberry32(seed) {
@@ -89,12 +116,35 @@ function mulberry32(seed) {
   };
 }
 const faultRng = mulberry32(Number(OPTS.seed) || 0);
-const tokens = (s) => String(s).toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+const tokens = (s) =>
+  String(s)
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
 
 // ----------------------------------------------------------------- corpus --
-const VOCAB = ['retrieval', 'ranking', 'fusion', 'vector', 'sparse', 'dense', 'graph', 'index',
-  'query', 'engine', 'protocol', 'stream', 'cancel', 'token', 'score', 'cache', 'search',
-  'memory', 'context', 'gateway'];
+const VOCAB = [
+  'retrieval',
+  'ranking',
+  'fusion',
+  'vector',
+  'sparse',
+  'dense',
+  'graph',
+  'index',
+  'query',
+  'engine',
+  'protocol',
+  'stream',
+  'cancel',
+  'token',
+  'score',
+  'cache',
+  'search',
+  'memory',
+  'context',
+  'gateway',
+];
 function builtinCorpus() {
   const rnd = mulberry32(20240601);
   const docs = [];
@@ -131,36 +181,44 @@ function rank(queryText, opts) {
   let list = [...INDEX.values()].map((d) => ({ d, s: scoreText(qt, d.text, d.key ?? d.id) })).filter((x) => x.s > 0);
   list.sort((a, b) => b.s - a.s || String(a.d.id).localeCompare(String(b.d.id)));
   if (opts.reverse && list.length) {
-    const hi = list[0].s, lo = list[list.length - 1].s;
+    const hi = list[0].s,
+      lo = list[list.length - 1].s;
     list = list.reverse().map((x) => ({ d: x.d, s: hi + lo - x.s }));
   }
   return list;
 }
 const toHit = (x, includeText = true) => ({
-  id: x.d.id, score: x.s, ...(includeText ? { text: x.d.text } : {}),
+  id: x.d.id,
+  score: x.s,
+  ...(includeText ? { text: x.d.text } : {}),
   meta: { ...(x.d.meta ?? {}), src: ENGINE },
 });
 
 // ----------------------------------------------------------------- errors --
 class RpcError extends Error {
-  constructor(code, message, data) { super(message); this.code = code; this.data = data; }
+  constructor(code, message, data) {
+    super(message);
+    this.code = code;
+    this.data = data;
+  }
 }
 const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 const isId = (v) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
-const errFrame = (id, code, message, data) =>
-  ({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined ? { data } : {}) } });
+const errFrame = (id, code, message, data) => ({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined ? { data } : {}) } });
 const invalid = (field, detail) => new RpcError(-32602, `Invalid params: ${field}`, { field, detail });
 /** Query input (§4.8): a string, a Content block, or an array of blocks → plain text. */
 function queryText(q, field = 'query') {
   if (typeof q === 'string') return q;
   const blocks = Array.isArray(q) ? q : isObj(q) ? [q] : null;
   if (!blocks) throw invalid(field, 'expected string or Content');
-  return blocks.map((b) => {
-    if (!isObj(b)) throw invalid(field, 'bad Content block');
-    if (b.type !== 'text') throw new RpcError(-32005, `modality ${b.type} not supported`, { option: String(b.type), field });
-    if (typeof b.text !== 'string') throw invalid(field, 'text block without text');
-    return b.text;
-  }).join(' ');
+  return blocks
+    .map((b) => {
+      if (!isObj(b)) throw invalid(field, 'bad Content block');
+      if (b.type !== 'text') throw new RpcError(-32005, `modality ${b.type} not supported`, { option: String(b.type), field });
+      if (typeof b.text !== 'string') throw invalid(field, 'text block without text');
+      return b.text;
+    })
+    .join(' ');
 }
 const intOr = (v, dflt, field) => {
   if (v === undefined || v === null) return dflt;
@@ -175,15 +233,30 @@ const strArray = (v, field) => {
 // ---------------------------------------------------------------- methods --
 // §7 roster: method → gating capability (null = always callable).
 const METHODS = {
-  initialize: null, info: null, ping: null, shutdown: null,
-  embed: 'embed', 'embed/sparse': 'sparseEmbed', 'embed/multi': 'multiVector', rerank: 'rerank',
-  retrieve: 'retrieve', 'query/transform': 'transform', graph: 'graph', 'index/add': 'index',
-  'index/delete': 'index', 'catalog/list': 'catalog', feedback: 'feedback',
-  'memory/build': 'memory', 'memory/recall': 'memory', 'x-test/echo': 'x-test',
+  initialize: null,
+  info: null,
+  ping: null,
+  shutdown: null,
+  embed: 'embed',
+  'embed/sparse': 'sparseEmbed',
+  'embed/multi': 'multiVector',
+  rerank: 'rerank',
+  retrieve: 'retrieve',
+  'query/transform': 'transform',
+  graph: 'graph',
+  'index/add': 'index',
+  'index/delete': 'index',
+  'catalog/list': 'catalog',
+  feedback: 'feedback',
+  'memory/build': 'memory',
+  'memory/recall': 'memory',
+  'x-test/echo': 'x-test',
 };
 const LIFECYCLE = new Set(['initialize', 'info', 'ping', 'shutdown']);
 const serverInfo = () => ({
-  protocolVersion: OPTS.protocolVersion, server: { name: `test-engine-${ENGINE}`, version: '1.0.0' }, capabilities: CAPS,
+  protocolVersion: OPTS.protocolVersion,
+  server: { name: `test-engine-${ENGINE}`, version: '1.0.0' },
+  capabilities: CAPS,
 });
 const memories = new Map();
 let mintCounter = 0;
@@ -203,7 +276,8 @@ function f32base64(vec) {
 /** Core protocol logic. Returns a `result` object or throws RpcError. */
 function dispatch(method, p, session, opts) {
   switch (method) {
-    case 'initialize': { // §7.1 / §13
+    case 'initialize': {
+      // §7.1 / §13
       if (session.initialized && !session.stateless) throw new RpcError(-32600, 'already initialized');
       const v = p.protocolVersion;
       if (!Number.isInteger(v)) throw invalid('protocolVersion', 'expected an integer');
@@ -212,10 +286,14 @@ function dispatch(method, p, session, opts) {
       session.clientCaps = isObj(p.capabilities) ? p.capabilities : {};
       return { ...serverInfo(), protocolVersion: Math.min(v, OPTS.protocolVersion) };
     }
-    case 'info': return serverInfo(); // §7.2
-    case 'ping': return p.nonce !== undefined ? { nonce: p.nonce } : {}; // §7.15
-    case 'shutdown': return {}; // §7.12
-    case 'retrieve': { // §7.7
+    case 'info':
+      return serverInfo(); // §7.2
+    case 'ping':
+      return p.nonce !== undefined ? { nonce: p.nonce } : {}; // §7.15
+    case 'shutdown':
+      return {}; // §7.12
+    case 'retrieve': {
+      // §7.7
       const q = queryText(p.query);
       const cap = CAPS.retrieve ?? {};
       let k = intOr(p.k, 10, 'k');
@@ -228,7 +306,8 @@ function dispatch(method, p, session, opts) {
       let list = rank(q, opts);
       if (typeof p.minScore === 'number') list = list.filter((x) => x.s >= p.minScore);
       let offset = 0;
-      if (CAPS.pagination && p.cursor !== undefined) { // §10
+      if (CAPS.pagination && p.cursor !== undefined) {
+        // §10
         offset = Number(Buffer.from(String(p.cursor), 'base64').toString('utf8'));
         if (!Number.isInteger(offset) || offset < 0) throw invalid('cursor', 'malformed cursor');
       }
@@ -238,7 +317,8 @@ function dispatch(method, p, session, opts) {
       if (notes.length) result.usage.notes = notes;
       return result;
     }
-    case 'embed': { // §7.3 (+ legacy `texts`)
+    case 'embed': {
+      // §7.3 (+ legacy `texts`)
       const field = p.inputs !== undefined ? 'inputs' : 'texts';
       const inputs = strArray(p.inputs ?? p.texts, field);
       const cap = CAPS.embed ?? {};
@@ -247,21 +327,27 @@ function dispatch(method, p, session, opts) {
       const vecs = inputs.map((x, i) => hashVector(queryText(x, `${field}[${i}]`), dim));
       const enc = p.encoding ?? 'json';
       if (enc === 'json') return { vectors: vecs, dimension: dim };
-      if (enc === 'f32-base64' && (cap.encodings ?? []).includes(enc)) return { vectors: vecs.map(f32base64), encoding: enc, dimension: dim };
+      if (enc === 'f32-base64' && (cap.encodings ?? []).includes(enc))
+        return { vectors: vecs.map(f32base64), encoding: enc, dimension: dim };
       throw new RpcError(-32005, `encoding ${enc} not supported`, { option: String(enc), field: 'encoding' });
     }
-    case 'embed/sparse': { // §7.4
+    case 'embed/sparse': {
+      // §7.4
       const vocab = CAPS.sparseEmbed?.vocabulary ?? 30522;
       return {
         sparse: strArray(p.texts ?? p.inputs, 'texts').map((t, i) => {
           const w = new Map();
-          for (const tok of tokens(queryText(t, `texts[${i}]`))) { const ix = fnv1a(tok) % vocab; w.set(ix, (w.get(ix) ?? 0) + 1); }
+          for (const tok of tokens(queryText(t, `texts[${i}]`))) {
+            const ix = fnv1a(tok) % vocab;
+            w.set(ix, (w.get(ix) ?? 0) + 1);
+          }
           const indices = [...w.keys()].sort((a, b) => a - b);
           return { indices, values: indices.map((ix) => w.get(ix)) };
         }),
       };
     }
-    case 'embed/multi': { // §7.5
+    case 'embed/multi': {
+      // §7.5
       const dim = CAPS.multiVector?.dimension ?? 4;
       const matrices = strArray(p.inputs ?? p.texts, 'inputs').map((t, i) => {
         const toks = tokens(queryText(t, `inputs[${i}]`));
@@ -269,19 +355,22 @@ function dispatch(method, p, session, opts) {
       });
       return { matrices, dimension: dim };
     }
-    case 'rerank': { // §7.6
+    case 'rerank': {
+      // §7.6
       const q = new Set(tokens(queryText(p.query)));
       const passages = strArray(p.passages, 'passages').map((x, i) => queryText(x, `passages[${i}]`));
       const cap = CAPS.rerank ?? {};
       if (p.method !== undefined && !(cap.methods ?? []).includes(p.method)) {
         throw new RpcError(-32005, `rerank method ${p.method} not supported`, { option: String(p.method), field: 'method' });
       }
-      if (Number.isInteger(cap.maxCandidates) && passages.length > cap.maxCandidates) throw invalid('passages', 'exceeds rerank.maxCandidates');
+      if (Number.isInteger(cap.maxCandidates) && passages.length > cap.maxCandidates)
+        throw invalid('passages', 'exceeds rerank.maxCandidates');
       const scores = passages.map((t, i) => scoreText(q, t, `${i}:${t}`));
       const order = scores.map((_, i) => i).sort((a, b) => scores[b] - scores[a] || a - b);
       return { scores, order: order.slice(0, intOr(p.topN, order.length, 'topN')) };
     }
-    case 'query/transform': { // §7.8
+    case 'query/transform': {
+      // §7.8
       const q = queryText(p.query);
       if (!(CAPS.transform?.methods ?? []).includes(p.method)) {
         throw new RpcError(-32005, `transform method ${p.method} not supported`, { option: String(p.method), field: 'method' });
@@ -290,38 +379,62 @@ function dispatch(method, p, session, opts) {
       const queries = Array.from({ length: n }, (_, i) => `${q} (${p.method} ${i + 1})`);
       return p.method === 'hyde' ? { queries, hypothetical: `A passage about ${q}.` } : { queries };
     }
-    case 'graph': { // §7.9
-      if (!(CAPS.graph?.ops ?? []).includes(p.op)) throw new RpcError(-32005, `graph op ${p.op} not supported`, { option: String(p.op), field: 'op' });
+    case 'graph': {
+      // §7.9
+      if (!(CAPS.graph?.ops ?? []).includes(p.op))
+        throw new RpcError(-32005, `graph op ${p.op} not supported`, { option: String(p.op), field: 'op' });
       const k = intOr(p.k, 10, 'k');
       const communities = () => {
         const by = new Map();
-        for (const d of INDEX.values()) { const w = tokens(d.text)[0] ?? 'misc'; by.set(w, [...(by.get(w) ?? []), d.id]); }
-        return [...by.entries()].map(([w, ids]) => ({ id: `c-${w}`, level: 0, summary: `${ids.length} documents about ${w}`, score: ids.length }));
+        for (const d of INDEX.values()) {
+          const w = tokens(d.text)[0] ?? 'misc';
+          by.set(w, [...(by.get(w) ?? []), d.id]);
+        }
+        return [...by.entries()].map(([w, ids]) => ({
+          id: `c-${w}`,
+          level: 0,
+          summary: `${ids.length} documents about ${w}`,
+          score: ids.length,
+        }));
       };
       if (p.op === 'local' || p.op === 'drift') {
         const q = typeof p.query === 'string' ? p.query : '';
-        const hits = rank(q, opts).slice(0, k).map((x) => ({ ...toHit(x), unit: 'node' }));
+        const hits = rank(q, opts)
+          .slice(0, k)
+          .map((x) => ({ ...toHit(x), unit: 'node' }));
         return p.op === 'drift' ? { hits, followups: [`${q} follow-up 1`, `${q} follow-up 2`] } : { hits };
       }
-      if (p.op === 'global') return { summary: `Global summary of ${INDEX.size} documents`, communities: communities().slice(0, k).map(({ id, summary, score }) => ({ id, summary, score })) };
+      if (p.op === 'global')
+        return {
+          summary: `Global summary of ${INDEX.size} documents`,
+          communities: communities()
+            .slice(0, k)
+            .map(({ id, summary, score }) => ({ id, summary, score })),
+        };
       if (p.op === 'communities') return { communities: communities().map(({ id, level, summary }) => ({ id, level, summary })) };
       // neighbors: docs sharing a term with any seed doc.
       const seeds = strArray(p.seedIds ?? [], 'seedIds').map(String);
-      const nodes = [], edges = [];
+      const nodes = [],
+        edges = [];
       for (const s of seeds) {
         const sd = INDEX.get(s);
         if (!sd) continue;
-        for (const x of rank(sd.text, {}).filter((x) => String(x.d.id) !== s).slice(0, k)) {
+        for (const x of rank(sd.text, {})
+          .filter((x) => String(x.d.id) !== s)
+          .slice(0, k)) {
           nodes.push({ id: x.d.id, score: x.s });
           edges.push({ src: s, dst: String(x.d.id), weight: x.s });
         }
       }
       return { nodes, edges };
     }
-    case 'index/add': { // §7.10 — upsert by id, mint otherwise, ids in input order
+    case 'index/add': {
+      // §7.10 — upsert by id, mint otherwise, ids in input order
       if (CAPS.index?.writable !== true) throw new RpcError(-32003, 'index is not writable', { detail: 'index.writable is false' });
       const docs = strArray(p.documents, 'documents');
-      docs.forEach((d, i) => { if (!isObj(d) || typeof d.text !== 'string') throw invalid(`documents[${i}].text`, 'expected string'); });
+      docs.forEach((d, i) => {
+        if (!isObj(d) || typeof d.text !== 'string') throw invalid(`documents[${i}].text`, 'expected string');
+      });
       return {
         ids: docs.map((d) => {
           const id = d.id !== undefined ? String(d.id) : `${OPTS.idPrefix}m${++mintCounter}`;
@@ -331,17 +444,24 @@ function dispatch(method, p, session, opts) {
         }),
       };
     }
-    case 'index/delete': { // §7.11 — idempotent
+    case 'index/delete': {
+      // §7.11 — idempotent
       let deleted = 0;
       for (const id of strArray(p.ids, 'ids')) if (INDEX.delete(String(id))) deleted++;
       return { deleted };
     }
-    case 'catalog/list': return { engines: [] };
-    case 'feedback': return { accepted: strArray(p.signals, 'signals').length }; // §7.16
-    case 'memory/build': { // §7.17
+    case 'catalog/list':
+      return { engines: [] };
+    case 'feedback':
+      return { accepted: strArray(p.signals, 'signals').length }; // §7.16
+    case 'memory/build': {
+      // §7.17
       const id = typeof p.memoryId === 'string' ? p.memoryId : `mem-${memories.size + 1}`;
       const docs = p.documents !== undefined ? strArray(p.documents, 'documents') : [...INDEX.values()];
-      memories.set(id, docs.map((d) => String(d.text ?? '')));
+      memories.set(
+        id,
+        docs.map((d) => String(d.text ?? '')),
+      );
       return { memoryId: id, tokens: docs.reduce((n, d) => n + tokens(d.text ?? '').length, 0) };
     }
     case 'memory/recall': {
@@ -350,8 +470,10 @@ function dispatch(method, p, session, opts) {
       const top = rank(q, opts).slice(0, intOr(p.n, 3, 'n'));
       return { clues: top.map((x) => ({ query: x.d.text, seedIds: [String(x.d.id)], weight: x.s })), hits: top.map((x) => toHit(x)) };
     }
-    case 'x-test/echo': return { echo: p };
-    default: throw new RpcError(-32004, `unknown method ${method}`);
+    case 'x-test/echo':
+      return { echo: p };
+    default:
+      throw new RpcError(-32004, `unknown method ${method}`);
   }
 }
 
@@ -367,19 +489,32 @@ const NAN_SENTINEL = '__rcp_test_nan__';
 function corrupt(mode, result, k, opts) {
   const hits = Array.isArray(result.hits) ? result.hits : null;
   switch (mode) {
-    case 'hits-not-array': return hits ? { ...result, hits: { notAnArray: true } } : result;
-    case 'hits-without-ids': return hits ? { ...result, hits: hits.map(({ id: _id, ...h }) => h) } : result;
+    case 'hits-not-array':
+      return hits ? { ...result, hits: { notAnArray: true } } : result;
+    case 'hits-without-ids':
+      return hits ? { ...result, hits: hits.map(({ id: _id, ...h }) => h) } : result;
     case 'nonnumeric-scores':
       if (Array.isArray(result.scores)) return { ...result, scores: result.scores.map(String) };
       return hits ? { ...result, hits: hits.map((h) => ({ ...h, score: String(h.score) })) } : result;
-    case 'duplicate-ids': return hits ? { ...result, hits: hits.flatMap((h) => [h, { ...h, score: h.score - 0.001 }]).slice(0, Math.max(2, hits.length)) } : result;
-    case 'too-many-hits': { // 3×k hits, distinct ids, scores still descending and ≥ 0
+    case 'duplicate-ids':
+      return hits
+        ? { ...result, hits: hits.flatMap((h) => [h, { ...h, score: h.score - 0.001 }]).slice(0, Math.max(2, hits.length)) }
+        : result;
+    case 'too-many-hits': {
+      // 3×k hits, distinct ids, scores still descending and ≥ 0
       if (!hits) return result;
-      const n = 3 * Math.max(k, 1), floor = hits.length ? hits[hits.length - 1].score : 1;
-      const extra = Array.from({ length: n }, (_, i) => ({ id: `extra-${i + 1}`, score: floor * (1 - (i + 1) / (n + 2)), text: 'padding', meta: { src: ENGINE } }));
+      const n = 3 * Math.max(k, 1),
+        floor = hits.length ? hits[hits.length - 1].score : 1;
+      const extra = Array.from({ length: n }, (_, i) => ({
+        id: `extra-${i + 1}`,
+        score: floor * (1 - (i + 1) / (n + 2)),
+        text: 'padding',
+        meta: { src: ENGINE },
+      }));
       return { ...result, hits: hits.concat(extra).slice(0, n) };
     }
-    case 'wrong-id-type': return hits ? { ...result, hits: hits.map((h, i) => ({ ...h, id: i % 2 ? true : { bad: h.id } })) } : result;
+    case 'wrong-id-type':
+      return hits ? { ...result, hits: hits.map((h, i) => ({ ...h, id: i % 2 ? true : { bad: h.id } })) } : result;
     case 'nan-score':
       if (hits?.length) return { ...result, hits: hits.map((h, i) => (i === 0 ? { ...h, score: NAN_SENTINEL } : h)) };
       if (result.scores?.length) return { ...result, scores: [NAN_SENTINEL, ...result.scores.slice(1)] };
@@ -389,7 +524,8 @@ function corrupt(mode, result, k, opts) {
       const pad = ' lorem'.repeat(Math.ceil(opts.hugeBytes / 6));
       return { ...result, hits: [{ ...hits[0], text: (hits[0].text ?? '') + pad.slice(0, opts.hugeBytes) }, ...hits.slice(1)] };
     }
-    default: return result;
+    default:
+      return result;
   }
 }
 const serialize = (frame) => JSON.stringify(frame).replace(`"${NAN_SENTINEL}"`, '1e400');
@@ -398,17 +534,29 @@ const serialize = (frame) => JSON.stringify(frame).replace(`"${NAN_SENTINEL}"`, 
 /** In-flight requests by JSON id (§7.14): key → {ac, cancelled, hung, method, id}. */
 const inflight = new Map();
 const keyOf = (id) => JSON.stringify(id);
-const abortable = (ms, signal) => new Promise((resolve, reject) => {
-  if (signal.aborted) return reject(signal.reason);
-  const t = ms === Infinity ? null : delay(resolve, ms);
-  signal.addEventListener('abort', () => { if (t) clearTimeout(t); reject(signal.reason); }, { once: true });
-});
+const abortable = (ms, signal) =>
+  new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const t = ms === Infinity ? null : delay(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        if (t) clearTimeout(t);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
 
-function onCancel(params) { // §7.14: unknown/answered ids are ignored
+function onCancel(params) {
+  // §7.14: unknown/answered ids are ignored
   const id = isObj(params) ? params.id : undefined;
   const entry = inflight.get(keyOf(id));
   event({ ev: 'cancel', id, known: Boolean(entry) });
-  if (entry && !entry.cancelled) { entry.cancelled = true; entry.ac.abort(new Error('cancelled')); }
+  if (entry && !entry.cancelled) {
+    entry.cancelled = true;
+    entry.ac.abort(new Error('cancelled'));
+  }
 }
 
 /**
@@ -438,12 +586,16 @@ async function runRequest(msg, ctx) {
     if (gate && !Object.hasOwn(CAPS, gate)) throw new RpcError(-32003, `capability ${gate} not advertised`, { detail: method });
 
     const mode = faultFor(method, opts);
-    if (mode === 'crash') { event({ ev: 'crash', id, method }); process.exit(1); }
+    if (mode === 'crash') {
+      event({ ev: 'crash', id, method });
+      process.exit(1);
+    }
     if (mode === 'rate-limit') {
       throw Object.assign(new RpcError(-32011, 'rate limited', { retryable: true, retryAfterMs: opts.retryAfterMs }), { retryAfter: true });
     }
     if (mode === 'cancelled') throw new RpcError(-32006, 'cancelled');
-    if (mode === 'fail' && faultRng() < opts.failRate) throw new RpcError(opts.failCode, 'injected failure', { detail: 'test-engine fault' });
+    if (mode === 'fail' && faultRng() < opts.failRate)
+      throw new RpcError(opts.failCode, 'injected failure', { detail: 'test-engine fault' });
 
     // §9: progress only when streaming is advertised and the request carried a token.
     const token = isObj(params._meta) ? params._meta.progressToken : undefined;
@@ -451,11 +603,23 @@ async function runRequest(msg, ctx) {
       const n = opts.progressFrames;
       for (let i = 0; i < n; i++) {
         if (i > 0 && opts.progressIntervalMs > 0) await abortable(opts.progressIntervalMs, signal);
-        ctx.notify({ jsonrpc: '2.0', method: 'notifications/progress', params: {
-          progressToken: token, progress: Math.floor(((i + 1) / n) * 100) / 100, stage: 'recall', message: `${method} ${i + 1}/${n}` } });
+        ctx.notify({
+          jsonrpc: '2.0',
+          method: 'notifications/progress',
+          params: {
+            progressToken: token,
+            progress: Math.floor(((i + 1) / n) * 100) / 100,
+            stage: 'recall',
+            message: `${method} ${i + 1}/${n}`,
+          },
+        });
       }
     }
-    if (mode === 'hang') { entry.hung = true; ctx.onHung?.(); await abortable(Infinity, signal); }
+    if (mode === 'hang') {
+      entry.hung = true;
+      ctx.onHung?.();
+      await abortable(Infinity, signal);
+    }
     if (mode === 'slow') await abortable(opts.delayMs, signal);
     if (signal.aborted) throw signal.reason;
 
@@ -494,39 +658,60 @@ function recordOutcome(out) {
 /** §11 batches: members concurrently; raw faults degrade to plain frames inside a batch. */
 async function runBatch(arr, ctx) {
   if (arr.length === 0) return errFrame(null, -32600, 'Invalid Request: empty batch');
-  const outs = await Promise.all(arr.map(async (m) => {
-    if (isObj(m) && typeof m.method === 'string' && m.id === undefined) { onNotification(m, ctx.headers); return null; }
-    const out = await runRequest(m, ctx);
-    recordOutcome(out);
-    return out.kind === 'none' ? null : out.frame;
-  }));
+  const outs = await Promise.all(
+    arr.map(async (m) => {
+      if (isObj(m) && typeof m.method === 'string' && m.id === undefined) {
+        onNotification(m, ctx.headers);
+        return null;
+      }
+      const out = await runRequest(m, ctx);
+      recordOutcome(out);
+      return out.kind === 'none' ? null : out.frame;
+    }),
+  );
   const frames = outs.filter(Boolean);
   return frames.length ? frames : null;
 }
-function onNotification(msg, headers) { // §4.5: never answered; unknown notifications/* ignored
+function onNotification(msg, headers) {
+  // §4.5: never answered; unknown notifications/* ignored
   if (msg.method === 'notifications/cancel') onCancel(msg.params);
   else event({ ev: 'notification', method: msg.method, params: msg.params, ...(headers ? { headers } : {}) });
 }
 
 // ------------------------------------------------------------------ stdio --
-function startStdio() { // §5.1
+function startStdio() {
+  // §5.1
   const session = { initialized: false, clientCaps: null, stateless: false };
-  let closing = false, stopped = false, exiting = false;
+  let closing = false,
+    stopped = false,
+    exiting = false;
   const active = new Set();
   const out = (text) => process.stdout.write(text + '\n');
-  const flushAndExit = (code) => { if (exiting) return; exiting = true; process.stdout.write('', () => process.exit(code)); };
-  const maybeFinish = () => { if (closing && [...active].every((e) => e.hung)) flushAndExit(0); };
+  const flushAndExit = (code) => {
+    if (exiting) return;
+    exiting = true;
+    process.stdout.write('', () => process.exit(code));
+  };
+  const maybeFinish = () => {
+    if (closing && [...active].every((e) => e.hung)) flushAndExit(0);
+  };
   process.stdout.on('error', () => process.exit(0)); // EPIPE: peer went away
   event({ ev: 'start', pid: process.pid, transport: 'stdio' });
 
   const handle = (msg) => {
     if (Array.isArray(msg)) {
-      const e = { hung: false }; active.add(e);
-      runBatch(msg, ctxFor(e)).then((r) => { if (r) out(serialize(r)); active.delete(e); maybeFinish(); });
+      const e = { hung: false };
+      active.add(e);
+      runBatch(msg, ctxFor(e)).then((r) => {
+        if (r) out(serialize(r));
+        active.delete(e);
+        maybeFinish();
+      });
       return;
     }
     if (isObj(msg) && typeof msg.method === 'string' && msg.id === undefined) return onNotification(msg);
-    const e = { hung: false }; active.add(e);
+    const e = { hung: false };
+    active.add(e);
     runRequest(msg, ctxFor(e)).then((o) => {
       if (o.kind === 'frame') out(serialize(o.frame));
       else if (o.kind === 'garbage') out('{"jsonrpc":"2.0", this is not json');
@@ -538,13 +723,22 @@ function startStdio() { // §5.1
         return;
       }
       recordOutcome(o);
-      active.delete(e); maybeFinish();
+      active.delete(e);
+      maybeFinish();
     });
   };
   const ctxFor = (e) => ({
-    session, transport: 'stdio', notify: (f) => out(serialize(f)),
-    onHung: () => { e.hung = true; maybeFinish(); },
-    onShutdown: () => { stopped = true; closing = true; },
+    session,
+    transport: 'stdio',
+    notify: (f) => out(serialize(f)),
+    onHung: () => {
+      e.hung = true;
+      maybeFinish();
+    },
+    onShutdown: () => {
+      stopped = true;
+      closing = true;
+    },
   });
 
   let buf = '';
@@ -557,19 +751,31 @@ function startStdio() { // §5.1
       buf = buf.slice(nl + 1);
       if (!line.trim() || stopped) continue; // §5.1 blank lines; §13.1 nothing after shutdown
       let msg;
-      try { msg = JSON.parse(line); } catch { out(JSON.stringify(errFrame(null, -32700, 'Parse error'))); continue; }
+      try {
+        msg = JSON.parse(line);
+      } catch {
+        out(JSON.stringify(errFrame(null, -32700, 'Parse error')));
+        continue;
+      }
       handle(msg);
     }
   });
-  process.stdin.on('end', () => { closing = true; maybeFinish(); }); // EOF ≡ shutdown
+  process.stdin.on('end', () => {
+    closing = true;
+    maybeFinish();
+  }); // EOF ≡ shutdown
 }
 
 // ------------------------------------------------------------------- http --
-function startHttp() { // §5.2 — stateless, implicitly initialized
+function startHttp() {
+  // §5.2 — stateless, implicitly initialized
   const server = http.createServer((req, res) => {
     handleHttp(req, res).catch((e) => {
       diag('http handler error:', e?.stack ?? e);
-      if (!res.headersSent) { res.writeHead(500); res.end(); } else res.destroy();
+      if (!res.headersSent) {
+        res.writeHead(500);
+        res.end();
+      } else res.destroy();
     });
   });
   server.listen(OPTS.port, OPTS.host, () => {
@@ -588,8 +794,14 @@ function sendJson(res, status, body, headers = {}) {
 async function handleHttp(req, res) {
   const url = new URL(req.url ?? '/', 'http://localhost');
   if (url.pathname !== '/rcp' && !url.pathname.startsWith('/rcp/')) return sendJson(res, 404, { error: 'not an RCP endpoint' });
-  if (req.method === 'OPTIONS') { res.writeHead(204, { allow: 'POST' }); return res.end(); }
-  if (req.method !== 'POST') { res.writeHead(405, { allow: 'POST' }); return res.end(); }
+  if (req.method === 'OPTIONS') {
+    res.writeHead(204, { allow: 'POST' });
+    return res.end();
+  }
+  if (req.method !== 'POST') {
+    res.writeHead(405, { allow: 'POST' });
+    return res.end();
+  }
   const pathMethod = url.pathname.length > 5 ? decodeURIComponent(url.pathname.slice(5)) : null;
   const chunks = [];
   for await (const c of req) chunks.push(c);
@@ -597,18 +809,27 @@ async function handleHttp(req, res) {
   const headers = req.headers;
 
   let msg;
-  try { msg = JSON.parse(body); } catch { return sendJson(res, 200, errFrame(null, -32700, 'Parse error')); }
+  try {
+    msg = JSON.parse(body);
+  } catch {
+    return sendJson(res, 200, errFrame(null, -32700, 'Parse error'));
+  }
   const session = { initialized: true, clientCaps: {}, stateless: true };
   if (Array.isArray(msg)) {
     const r = await runBatch(msg, { session, transport: 'http', headers, notify: () => {}, progressOk: false });
-    if (!r) { res.writeHead(202, { 'content-length': 0 }); return res.end(); }
+    if (!r) {
+      res.writeHead(202, { 'content-length': 0 });
+      return res.end();
+    }
     return sendJson(res, 200, r);
   }
   if (isObj(msg) && typeof msg.method === 'string' && msg.id === undefined) {
     onNotification(msg, headers);
-    res.writeHead(202, { 'content-length': 0 }); return res.end();
+    res.writeHead(202, { 'content-length': 0 });
+    return res.end();
   }
-  if (pathMethod !== null && isObj(msg) && msg.method !== pathMethod) { // §5.2 path/body mismatch
+  if (pathMethod !== null && isObj(msg) && msg.method !== pathMethod) {
+    // §5.2 path/body mismatch
     return sendJson(res, 200, errFrame(isId(msg.id) ? msg.id : null, -32600, 'method in path does not match body'));
   }
 
@@ -616,7 +837,10 @@ async function handleHttp(req, res) {
   const ac = new AbortController();
   let selfKill = false;
   res.on('close', () => {
-    if (!res.writableFinished && !selfKill) { event({ ev: 'abort', id: isObj(msg) ? msg.id : undefined, method: isObj(msg) ? msg.method : undefined }); ac.abort(); }
+    if (!res.writableFinished && !selfKill) {
+      event({ ev: 'abort', id: isObj(msg) ? msg.id : undefined, method: isObj(msg) ? msg.method : undefined });
+      ac.abort();
+    }
   });
   const token = isObj(msg) && isObj(msg.params) && isObj(msg.params._meta) ? msg.params._meta.progressToken : undefined;
   const wantsSse = /text\/event-stream/.test(String(headers.accept ?? '')) && token !== undefined && Boolean(CAPS.streaming);
@@ -630,24 +854,39 @@ async function handleHttp(req, res) {
     res.write(chunk, cb);
   };
   const sse = (text, extra) => sseRaw(`data: ${text}\n\n`, extra);
-  const notify = wantsSse ? (f) => { if (!res.destroyed) sse(serialize(f)); } : () => {};
+  const notify = wantsSse
+    ? (f) => {
+        if (!res.destroyed) sse(serialize(f));
+      }
+    : () => {};
   const out = await runRequest(msg, { session, transport: 'http', headers, notify, signal: ac.signal, progressOk: wantsSse });
   if (out.kind === 'none' || res.destroyed) return;
   recordOutcome(out);
-  const text = out.kind === 'garbage' ? '{"jsonrpc":"2.0", this is not json'
-    : serialize(out.kind === 'unknown-id' ? { ...out.frame, id: `unknown-${out.frame.id}` } : out.frame);
-  if (out.kind === 'half') { // headers + half the body, then kill the socket once flushed
+  const text =
+    out.kind === 'garbage'
+      ? '{"jsonrpc":"2.0", this is not json'
+      : serialize(out.kind === 'unknown-id' ? { ...out.frame, id: `unknown-${out.frame.id}` } : out.frame);
+  if (out.kind === 'half') {
+    // headers + half the body, then kill the socket once flushed
     const half = text.slice(0, Math.floor(text.length / 2));
-    const kill = () => { selfKill = true; res.socket?.destroy(); };
+    const kill = () => {
+      selfKill = true;
+      res.socket?.destroy();
+    };
     if (wantsSse) return sseRaw(`data: ${half}`, {}, kill);
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
     return res.write(half, kill);
   }
-  if (wantsSse) { sse(text, out.headers ?? {}); res.end(); }
-  else sendJson(res, 200, text, out.headers ?? {});
+  if (wantsSse) {
+    sse(text, out.headers ?? {});
+    res.end();
+  } else sendJson(res, 200, text, out.headers ?? {});
 }
 
 // ------------------------------------------------------------------- main --
 if (OPTS.transport === 'http') startHttp();
 else if (OPTS.transport === 'stdio') startStdio();
-else { diag(`unknown --transport ${OPTS.transport}`); process.exit(2); }
+else {
+  diag(`unknown --transport ${OPTS.transport}`);
+  process.exit(2);
+}

@@ -8,13 +8,16 @@ import { rpc, rpcRaw, rpcSse, methodUrl } from '../support/http-client.js';
 import type { RpcReply } from '../support/http-client.js';
 import { StdioClient } from '../support/stdio-client.js';
 import type { StdioClientOptions } from '../support/stdio-client.js';
-import {
-  readEvents, startHttpEngine, stdioEngineCommand, tmpDir, waitForEvent, writeControl,
-} from '../support/processes.js';
+import { readEvents, startHttpEngine, stdioEngineCommand, tmpDir, waitForEvent, writeControl } from '../support/processes.js';
 import type { EngineHandle } from '../support/processes.js';
 import { emittedCount, emittedErrors, schemaAvailable, schemaCrossCheckBanner, validateFrame } from '../support/spec-validator.js';
 
-interface Hit { id: unknown; score: unknown; text?: string; meta?: Record<string, unknown> }
+interface Hit {
+  id: unknown;
+  score: unknown;
+  text?: string;
+  meta?: Record<string, unknown>;
+}
 const hitsOf = (r: { result?: Record<string, unknown> }): Hit[] => (r.result?.hits ?? []) as Hit[];
 const INIT = { protocolVersion: 1, client: { name: 'engine-test', version: '0' }, capabilities: {} };
 
@@ -180,7 +183,12 @@ describe('test engine over HTTP', () => {
     expect(ping.result).toEqual({ nonce: 'abc' });
     expect((await rpc(e.url, 'info', {})).result?.server).toMatchObject({ name: 'test-engine-web' });
     const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
-    const r = await rpc(e.url, 'retrieve', { query: 'fusion ranking', k: 4, _meta: { federation: { depth: 2, path: ['gw'] } } }, { id: 'q1', headers: { traceparent } });
+    const r = await rpc(
+      e.url,
+      'retrieve',
+      { query: 'fusion ranking', k: 4, _meta: { federation: { depth: 2, path: ['gw'] } } },
+      { id: 'q1', headers: { traceparent } },
+    );
     expect(r.id).toBe('q1');
     expect(hitsOf(r)).toHaveLength(4);
     const ev = await waitForEvent(e.eventsFile, (x) => x.ev === 'request' && x.id === 'q1');
@@ -258,7 +266,10 @@ describe('test engine over HTTP', () => {
 
   it('gives disjoint/disagreeing engines and paginates with opaque cursors', async () => {
     const caps = JSON.stringify({ retrieve: { maxK: 50, modes: ['sparse'] }, pagination: {} });
-    const [a, b] = await Promise.all([httpEngine(['--id', 'a', '--caps', caps]), httpEngine(['--id', 'b', '--id-prefix', 'b:', '--reverse'])]);
+    const [a, b] = await Promise.all([
+      httpEngine(['--id', 'a', '--caps', caps]),
+      httpEngine(['--id', 'b', '--id-prefix', 'b:', '--reverse']),
+    ]);
     const ra = hitsOf(await rpc(a.url, 'retrieve', { query: 'memory', k: 50 }));
     const rb = hitsOf(await rpc(b.url, 'retrieve', { query: 'memory', k: 50 }));
     expect(rb.map((h) => h.id)).toEqual([...ra].reverse().map((h) => `b:${String(h.id)}`));
@@ -275,10 +286,17 @@ describe('test engine over HTTP', () => {
 
   it('implements the other capability-gated methods when advertised', async () => {
     const caps = {
-      embed: { dimension: 6, identity: 'hash' }, sparseEmbed: { identity: 'hash' }, multiVector: { dimension: 3, identity: 'hash' },
-      rerank: { methods: ['cross-encoder'] }, transform: { methods: ['multi-query', 'hyde'] },
-      graph: { ops: ['local', 'global', 'drift', 'communities', 'neighbors'] }, index: { writable: true },
-      feedback: {}, memory: { scopes: ['global'] }, retrieve: { maxK: 50 }, 'x-test': {},
+      embed: { dimension: 6, identity: 'hash' },
+      sparseEmbed: { identity: 'hash' },
+      multiVector: { dimension: 3, identity: 'hash' },
+      rerank: { methods: ['cross-encoder'] },
+      transform: { methods: ['multi-query', 'hyde'] },
+      graph: { ops: ['local', 'global', 'drift', 'communities', 'neighbors'] },
+      index: { writable: true },
+      feedback: {},
+      memory: { scopes: ['global'] },
+      retrieve: { maxK: 50 },
+      'x-test': {},
     };
     const e = await httpEngine(['--caps', JSON.stringify(caps)]);
     const emb = await rpc(e.url, 'embed', { texts: ['a b', 'c'] });
@@ -288,15 +306,26 @@ describe('test engine over HTTP', () => {
     expect((await rpc(e.url, 'embed/multi', { inputs: ['a b'] })).result).toMatchObject({ dimension: 3 });
     const rr = await rpc(e.url, 'rerank', { query: 'graph', passages: ['cache', 'graph index'], method: 'cross-encoder' });
     expect(rr.result?.order).toEqual([1, 0]);
-    expect((await rpc(e.url, 'rerank', { query: 'q', passages: ['x'], method: 'llm' })).error).toMatchObject({ code: -32005, data: { option: 'llm' } });
+    expect((await rpc(e.url, 'rerank', { query: 'q', passages: ['x'], method: 'llm' })).error).toMatchObject({
+      code: -32005,
+      data: { option: 'llm' },
+    });
     expect((await rpc(e.url, 'query/transform', { query: 'q', method: 'multi-query', n: 4 })).result?.queries).toHaveLength(4);
-    expect((await rpc(e.url, 'graph', { op: 'drift', query: 'graph', k: 2 })).result).toMatchObject({ followups: expect.any(Array) as unknown });
+    expect((await rpc(e.url, 'graph', { op: 'drift', query: 'graph', k: 2 })).result).toMatchObject({
+      followups: expect.any(Array) as unknown,
+    });
     expect((await rpc(e.url, 'graph', { op: 'global', query: 'graph' })).result?.summary).toEqual(expect.any(String));
     expect((await rpc(e.url, 'graph', { op: 'neighbors', seedIds: ['d1'], k: 3 })).result?.nodes).toHaveLength(3);
     expect((await rpc(e.url, 'graph', { op: 'communities' })).result?.communities).toEqual(expect.any(Array));
-    const add = await rpc(e.url, 'index/add', { documents: [{ id: 'new1', text: 'zebra' }, { text: 'zebra giraffe' }, { id: 'new1', text: 'zebra okapi' }] });
+    const add = await rpc(e.url, 'index/add', {
+      documents: [{ id: 'new1', text: 'zebra' }, { text: 'zebra giraffe' }, { id: 'new1', text: 'zebra okapi' }],
+    });
     expect(add.result?.ids).toEqual(['new1', 'm1', 'new1']);
-    expect(hitsOf(await rpc(e.url, 'retrieve', { query: 'zebra', k: 10 })).map((h) => h.id).sort()).toEqual(['m1', 'new1']);
+    expect(
+      hitsOf(await rpc(e.url, 'retrieve', { query: 'zebra', k: 10 }))
+        .map((h) => h.id)
+        .sort(),
+    ).toEqual(['m1', 'new1']);
     expect((await rpc(e.url, 'index/delete', { ids: ['new1', 'nope'] })).result).toEqual({ deleted: 1 });
     expect((await rpc(e.url, 'index/delete', { ids: ['new1'] })).result).toEqual({ deleted: 0 });
     expect((await rpc(e.url, 'feedback', { signals: [{ hitId: 'd1', used: true }, { hitId: 'd2' }] })).result).toEqual({ accepted: 2 });

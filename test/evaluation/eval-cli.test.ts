@@ -1,5 +1,5 @@
 /**
- * `rcp-gateway eval` end to end on Cranfield with the bundled config (two BM25 engines). The
+ * `rcp-gateway eval` end to end on Cranfield with the bundled config (two BM25 engines and the SQLite FTS5 adapter). The
  * reference figures are computed exactly as test/core/default-config.test.ts computes them:
  * through a served gateway, one retrieve per query and arm. The command's in-process arms, its
  * --url mode against that gateway, and its run files read back with --run must all give the
@@ -16,9 +16,19 @@ import { formatQrels, parseRun } from '../../src/evaluation/trec.js';
 import { rpc } from '../support/http-client.js';
 import { GATEWAY_CLI, REPO_ROOT, startGateway, tmpDir, type GatewayHandle } from '../support/processes.js';
 
-interface Hit { id: string }
-interface ArmJson { arm: string; means: Record<string, number>; failed: unknown[] }
-interface EvalJson { evaluated: number; arms: ArmJson[]; comparisons: Array<{ arm: string; label: string; pRandomisation: number; pTTest: number }> }
+interface Hit {
+  id: string;
+}
+interface ArmJson {
+  arm: string;
+  means: Record<string, number>;
+  failed: unknown[];
+}
+interface EvalJson {
+  evaluated: number;
+  arms: ArmJson[];
+  comparisons: Array<{ arm: string; label: string; pRandomisation: number; pTTest: number }>;
+}
 
 const DEFAULT_CONFIG = path.join(REPO_ROOT, 'config/default.json');
 const ARMS: Record<string, string[] | undefined> = { titles: ['titles'], abstracts: ['abstracts'], fused: undefined };
@@ -49,7 +59,9 @@ function enginesReady(handle: GatewayHandle, ids: readonly string[], timeoutMs: 
       try {
         const entry = JSON.parse(line) as { msg?: string; engine?: string };
         if (entry.msg === 'engine ready' && entry.engine) seen.add(entry.engine);
-      } catch { /* not a log line */ }
+      } catch {
+        /* not a log line */
+      }
     }
     return ids.every((id) => seen.has(id));
   };
@@ -74,12 +86,17 @@ beforeAll(async () => {
   for (const [name, engines] of Object.entries(ARMS)) {
     const run = new Map<string, string[]>();
     for (let i = 0; i < queries.length; i += 8) {
-      await Promise.all(queries.slice(i, i + 8).map(async (query) => {
-        const params = { query: query.text, k: 100, ...(engines ? { _meta: { 'x-rcpgw': { engines } } } : {}) };
-        const res = await rpc<{ hits: Hit[] }>(gateway.url, 'retrieve', params, { validate: false });
-        if (!res.result) throw new Error(`retrieve failed for query ${query.id}: ${JSON.stringify(res.error)}`);
-        run.set(query.id, res.result!.hits.map((h) => String(h.id)));
-      }));
+      await Promise.all(
+        queries.slice(i, i + 8).map(async (query) => {
+          const params = { query: query.text, k: 100, ...(engines ? { _meta: { 'x-rcpgw': { engines } } } : {}) };
+          const res = await rpc<{ hits: Hit[] }>(gateway.url, 'retrieve', params, { validate: false });
+          if (!res.result) throw new Error(`retrieve failed for query ${query.id}: ${JSON.stringify(res.error)}`);
+          run.set(
+            query.id,
+            res.result!.hits.map((h) => String(h.id)),
+          );
+        }),
+      );
     }
     reference.set(name, run);
   }
@@ -108,7 +125,10 @@ describe('rcp-gateway eval on Cranfield', () => {
       const file = parseRun(readFileSync(path.join(dir, `${arm}.run`), 'utf8'), `${arm}.run`);
       for (const [qid, ids] of run) expect(file.run.get(qid)?.map((d) => d.id) ?? []).toEqual(ids);
     }
-    const line = (arm: string): string => `${arm.padEnd(10)} ${Object.entries(means(inProcess, arm)).map(([k, v]) => `${k} ${v.toFixed(4)}`).join('  ')}`;
+    const line = (arm: string): string =>
+      `${arm.padEnd(10)} ${Object.entries(means(inProcess, arm))
+        .map(([k, v]) => `${k} ${v.toFixed(4)}`)
+        .join('  ')}`;
     console.log(['rcp-gateway eval, Cranfield:', ...[...reference.keys()].map(line)].join('\n  '));
     const fusedVsTitles = inProcess.comparisons.find((c) => c.arm === 'fused' && c.label === 'nDCG@10')!;
     expect(fusedVsTitles.pRandomisation).toBeLessThan(0.05);
@@ -130,11 +150,26 @@ describe('rcp-gateway eval on Cranfield', () => {
     const qrelsFile = path.join(dir, 'qrels.txt');
     writeFileSync(queriesFile, queries.map((q) => `${q.id}\t${q.text}\n`).join(''));
     writeFileSync(qrelsFile, formatQrels(judgements));
-    const result = await cli(['--json', '--queries', queriesFile, '--qrels', qrelsFile, '--run', path.join(dir, 'fused.run'), '--run', `t=${path.join(dir, 'titles.run')}`, '--trials', '100']);
+    const result = await cli([
+      '--json',
+      '--queries',
+      queriesFile,
+      '--qrels',
+      qrelsFile,
+      '--run',
+      path.join(dir, 'fused.run'),
+      '--run',
+      `t=${path.join(dir, 'titles.run')}`,
+      '--trials',
+      '100',
+    ]);
     expect(result.code).toBe(0);
     const json = JSON.parse(result.stdout) as EvalJson;
     expect(json.arms.map((a) => a.arm)).toEqual(['fused', 't']);
-    for (const [arm, from] of [['fused', 'fused'], ['t', 'titles']] as const) {
+    for (const [arm, from] of [
+      ['fused', 'fused'],
+      ['t', 'titles'],
+    ] as const) {
       for (const [metric, value] of Object.entries(means(inProcess, from))) expect(means(json, arm)[metric]).toBeCloseTo(value, 12);
     }
   });
@@ -142,8 +177,14 @@ describe('rcp-gateway eval on Cranfield', () => {
   it('--tune: tuned cross-validated nDCG@10 next to the configured RRF figure, and a valid arm', async () => {
     const result = await cli(['--tune', '--json']);
     expect(result.code).toBe(0);
-    const json = JSON.parse(result.stdout) as { configured: { score: number }; tuned: { arm: unknown; inSample: number; crossValidated: number }; perFold: unknown[] };
-    console.log(`Tuning on Cranfield: configured RRF nDCG@10 ${json.configured.score.toFixed(4)}; tuned in-sample ${json.tuned.inSample.toFixed(4)}, cross-validated ${json.tuned.crossValidated.toFixed(4)}; tuned arm ${JSON.stringify(json.tuned.arm)}`);
+    const json = JSON.parse(result.stdout) as {
+      configured: { score: number };
+      tuned: { arm: unknown; inSample: number; crossValidated: number };
+      perFold: unknown[];
+    };
+    console.log(
+      `Tuning on Cranfield: configured RRF nDCG@10 ${json.configured.score.toFixed(4)}; tuned in-sample ${json.tuned.inSample.toFixed(4)}, cross-validated ${json.tuned.crossValidated.toFixed(4)}; tuned arm ${JSON.stringify(json.tuned.arm)}`,
+    );
     expect(json.configured.score).toBeCloseTo(means(inProcess, 'fused')['nDCG@10']!, 12);
     expect(json.tuned.inSample).toBeGreaterThanOrEqual(json.configured.score);
     expect(Number.isFinite(json.tuned.crossValidated)).toBe(true);
@@ -188,7 +229,7 @@ describe('rcp-gateway eval errors', () => {
   it('rejects an unknown arm and a bad option (exit 2)', async () => {
     const unknownArm = await cli(['--arm', 'nope']);
     expect(unknownArm.code).toBe(2);
-    expect(unknownArm.stderr).toMatch(/unknown arm "nope" \(this config has: titles, abstracts, fused\)/);
+    expect(unknownArm.stderr).toMatch(/unknown arm "nope" \(this config has: titles, abstracts, fts5, fused\)/);
     const badK = await cli(['--k', 'many', '--url', 'http://127.0.0.1:9/rcp']);
     expect(badK.code).toBe(2);
     expect(badK.stderr).toMatch(/--k expects an integer ≥ 1, got "many"/);

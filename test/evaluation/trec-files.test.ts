@@ -3,7 +3,16 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { averagePrecision, precisionAtK } from '../../src/evaluation/metrics.js';
 import { loadInputs, loadRunFile } from '../../src/evaluation/inputs.js';
-import { EvalInputError, formatQrels, formatRun, nextDown, parseQrels, parseQueries, parseRun, type RankedDocs } from '../../src/evaluation/trec.js';
+import {
+  EvalInputError,
+  formatQrels,
+  formatRun,
+  nextDown,
+  parseQrels,
+  parseQueries,
+  parseRun,
+  type RankedDocs,
+} from '../../src/evaluation/trec.js';
 import { loadCranfieldEval } from '../../src/demo/eval/cranfield.js';
 import { tmpDir } from '../support/processes.js';
 
@@ -20,8 +29,24 @@ function errorOf(run: () => unknown): EvalInputError {
 describe('run files', () => {
   it('round-trip in the served order, ties included', () => {
     const run = new Map<string, RankedDocs>([
-      ['q1', [{ id: 'd3', score: 2.5 }, { id: 'd1', score: 1 }, { id: 'd9', score: 1 }, { id: 'd2', score: 1 }, { id: 'd7', score: 0 }]],
-      ['q2', [{ id: 'a', score: 0.016 }, { id: 'b', score: 0.016 }, { id: 'c', score: -3 }]],
+      [
+        'q1',
+        [
+          { id: 'd3', score: 2.5 },
+          { id: 'd1', score: 1 },
+          { id: 'd9', score: 1 },
+          { id: 'd2', score: 1 },
+          { id: 'd7', score: 0 },
+        ],
+      ],
+      [
+        'q2',
+        [
+          { id: 'a', score: 0.016 },
+          { id: 'b', score: 0.016 },
+          { id: 'c', score: -3 },
+        ],
+      ],
     ]);
     const text = formatRun('my-arm', run);
     expect(text.split('\n')[0]).toBe('q1 Q0 d3 1 2.5 my-arm');
@@ -37,15 +62,25 @@ describe('run files', () => {
 
   it('are read in trec_eval order: score descending, ties by docid descending, rank column ignored', () => {
     const text = ['q 0 b 1 1.0 t', 'q Q0 a 2 1.0 t', 'q Q0 c 3 1.0 t', 'q Q0 z 9 5 t'].join('\n');
-    expect(parseRun(text, 'r').run.get('q')!.map((d) => d.id)).toEqual(['z', 'c', 'b', 'a']);
+    expect(
+      parseRun(text, 'r')
+        .run.get('q')!
+        .map((d) => d.id),
+    ).toEqual(['z', 'c', 'b', 'a']);
   });
 
   it('name the line of a malformed entry', () => {
-    expect(errorOf(() => parseRun('q Q0 d 1 1.0 t\nq Q0 e 2 t', 'r.run')).message).toBe('r.run:2: expected 6 columns "qid Q0 docid rank score tag", got 5');
+    expect(errorOf(() => parseRun('q Q0 d 1 1.0 t\nq Q0 e 2 t', 'r.run')).message).toBe(
+      'r.run:2: expected 6 columns "qid Q0 docid rank score tag", got 5',
+    );
     expect(errorOf(() => parseRun('q Q0 d 1 high t', 'r.run')).message).toBe('r.run:1: score "high" is not a finite number');
     expect(errorOf(() => parseRun('q Q0 d one 1 t', 'r.run')).message).toBe('r.run:1: rank "one" is not an integer');
-    expect(errorOf(() => parseRun('# c\nq Q0 d 1 1 t\n\nq Q0 d 2 0.5 t', 'r.run')).message).toBe('r.run:4: document "d" appears twice for query "q" (also line 2)');
-    expect(errorOf(() => parseRun('q Q0 d 1 1 a\nq Q0 e 2 0.5 b', 'r.run')).message).toBe('r.run:2: run tag "b" differs from "a" (one run per file)');
+    expect(errorOf(() => parseRun('# c\nq Q0 d 1 1 t\n\nq Q0 d 2 0.5 t', 'r.run')).message).toBe(
+      'r.run:4: document "d" appears twice for query "q" (also line 2)',
+    );
+    expect(errorOf(() => parseRun('q Q0 d 1 1 a\nq Q0 e 2 0.5 b', 'r.run')).message).toBe(
+      'r.run:2: run tag "b" differs from "a" (one run per file)',
+    );
     expect(errorOf(() => parseRun('\n# nothing\n', 'r.run')).message).toBe('r.run: no run lines found');
   });
 
@@ -60,22 +95,37 @@ describe('run files', () => {
 describe('qrels files', () => {
   it('read graded judgements and write them back', () => {
     const qrels = parseQrels('1 0 184 3\n1 0 29 0\n2 Q0 7 -1\n', 'q.txt');
-    expect(qrels.judgements.get('1')).toEqual(new Map([['184', 3], ['29', 0]]));
+    expect(qrels.judgements.get('1')).toEqual(
+      new Map([
+        ['184', 3],
+        ['29', 0],
+      ]),
+    );
     expect(qrels.lineOf.get('2')).toBe(3);
     expect(parseQrels(formatQrels(qrels.judgements), 'again').judgements).toEqual(qrels.judgements);
   });
 
   it('name the line of a malformed entry', () => {
-    expect(errorOf(() => parseQrels('1 0 184 3\n1 0 29\n', 'qrels.txt')).message).toBe('qrels.txt:2: expected 4 columns "qid iter docid rel", got 3');
+    expect(errorOf(() => parseQrels('1 0 184 3\n1 0 29\n', 'qrels.txt')).message).toBe(
+      'qrels.txt:2: expected 4 columns "qid iter docid rel", got 3',
+    );
     expect(errorOf(() => parseQrels('1 0 184 2.5', 'qrels.txt')).message).toBe('qrels.txt:1: relevance "2.5" is not an integer');
-    expect(errorOf(() => parseQrels('1 0 184 1\n1 0 184 2', 'qrels.txt')).message).toBe('qrels.txt:2: document "184" is judged twice for query "1" (also line 1)');
+    expect(errorOf(() => parseQrels('1 0 184 1\n1 0 184 2', 'qrels.txt')).message).toBe(
+      'qrels.txt:2: document "184" is judged twice for query "1" (also line 1)',
+    );
   });
 });
 
 describe('query files', () => {
   it('read TSV and JSON lines', () => {
-    expect(parseQueries('1\tboundary layer\n# skip\n2\tshock waves \n', 'q.tsv')).toEqual([{ id: '1', text: 'boundary layer' }, { id: '2', text: 'shock waves' }]);
-    expect(parseQueries('{"qid": 1, "text": "a"}\n{"_id": "x", "query": "b"}\n', 'q.jsonl')).toEqual([{ id: '1', text: 'a' }, { id: 'x', text: 'b' }]);
+    expect(parseQueries('1\tboundary layer\n# skip\n2\tshock waves \n', 'q.tsv')).toEqual([
+      { id: '1', text: 'boundary layer' },
+      { id: '2', text: 'shock waves' },
+    ]);
+    expect(parseQueries('{"qid": 1, "text": "a"}\n{"_id": "x", "query": "b"}\n', 'q.jsonl')).toEqual([
+      { id: '1', text: 'a' },
+      { id: 'x', text: 'b' },
+    ]);
   });
 
   it('name the line of a malformed entry', () => {
@@ -97,7 +147,9 @@ describe('inputs', () => {
     expect(errorOf(() => loadInputs(queries, qrels)).message).toBe(`${qrels}:3: unknown query id "3" (not in ${queries})`);
     const run = path.join(dir, 'x.run');
     writeFileSync(run, '1 Q0 a 1 1 x\n7 Q0 a 1 1 x\n');
-    expect(errorOf(() => loadRunFile(run, [{ id: '1', text: 'first' }])).message).toBe(`${run}:2: unknown query id "7" (not in the query set)`);
+    expect(errorOf(() => loadRunFile(run, [{ id: '1', text: 'first' }])).message).toBe(
+      `${run}:2: unknown query id "7" (not in the query set)`,
+    );
     expect(errorOf(() => loadInputs(path.join(dir, 'missing.tsv'), qrels)).message).toMatch(/missing\.tsv: cannot read/);
   });
 
@@ -109,7 +161,12 @@ describe('inputs', () => {
 });
 
 describe('P@k and AP (trec_eval P and map)', () => {
-  const judged = new Map([['a', 2], ['b', 1], ['c', 1], ['n', 0]]);
+  const judged = new Map([
+    ['a', 2],
+    ['b', 1],
+    ['c', 1],
+    ['n', 0],
+  ]);
   it('P@k keeps k as denominator', () => {
     expect(precisionAtK(['a', 'x', 'b'], judged, 2)).toBe(0.5);
     expect(precisionAtK(['a'], judged, 10)).toBe(0.1);

@@ -5,7 +5,15 @@ import { compareArms, metricsFor, scoreRun } from '../../src/evaluation/scoring.
 import { candidateArms, simplexWeights, tune } from '../../src/evaluation/tune.js';
 import { seededRandom } from '../../src/core/experiments/random.js';
 
-const base: ResolvedArm = { name: 'fused', engines: ['good', 'noisy'], weights: { good: 1, noisy: 1 }, fusion: 'rrf', rrfK: 60, dedup: 'id', fusionHeadroom: 2 };
+const base: ResolvedArm = {
+  name: 'fused',
+  engines: ['good', 'noisy'],
+  weights: { good: 1, noisy: 1 },
+  fusion: 'rrf',
+  rrfK: 60,
+  dedup: 'id',
+  fusionHeadroom: 2,
+};
 const [ndcg] = metricsFor({ at: 10, recallAt: 100 });
 
 /** 60 queries: "good" ranks the 3 relevant documents first, "noisy" puts them at random depths. */
@@ -18,10 +26,28 @@ function synthetic(): { lists: Map<string, Map<string, EngineList>>; judgements:
     const qid = `q${q}`;
     queryIds.push(qid);
     const docs = Array.from({ length: 40 }, (_, i) => `${qid}-d${i}`);
-    judgements.set(qid, new Map([[docs[0]!, 3], [docs[1]!, 2], [docs[2]!, 1]]));
+    judgements.set(
+      qid,
+      new Map([
+        [docs[0]!, 3],
+        [docs[1]!, 2],
+        [docs[2]!, 1],
+      ]),
+    );
     const noisy = [...docs].sort(() => random() - 0.5);
-    const asList = (engine: string, ids: string[]): EngineList => ({ engine, hits: ids.map((id, i) => ({ id, score: 100 - i })), scoreFloor: 0, maxK: 30 });
-    lists.set(qid, new Map([['good', asList('good', docs)], ['noisy', asList('noisy', noisy)]]));
+    const asList = (engine: string, ids: string[]): EngineList => ({
+      engine,
+      hits: ids.map((id, i) => ({ id, score: 100 - i })),
+      scoreFloor: 0,
+      maxK: 30,
+    });
+    lists.set(
+      qid,
+      new Map([
+        ['good', asList('good', docs)],
+        ['noisy', asList('noisy', noisy)],
+      ]),
+    );
   }
   return { lists, judgements, queryIds };
 }
@@ -50,7 +76,12 @@ describe('arm fusion', () => {
     const { lists } = synthetic();
     const one = lists.get('q0')!;
     const only: ResolvedArm = { ...base, engines: ['noisy'], weights: { noisy: 1 } };
-    expect((await fuseArm(only, one, 10))!.map((h) => h.id)).toEqual(one.get('noisy')!.hits.slice(0, 10).map((h) => h.id));
+    expect((await fuseArm(only, one, 10))!.map((h) => h.id)).toEqual(
+      one
+        .get('noisy')!
+        .hits.slice(0, 10)
+        .map((h) => h.id),
+    );
     const degraded = await fuseArm(base, new Map([['good', one.get('good')!]]), 5);
     expect(degraded!.map((h) => h.id)).toEqual(['q0-d0', 'q0-d1', 'q0-d2', 'q0-d3', 'q0-d4']);
     expect(await fuseArm(base, new Map(), 5)).toBeUndefined();
@@ -73,10 +104,33 @@ describe('k-fold tuning', () => {
 
 describe('paired comparison', () => {
   it('counts per-query wins, losses and ties and tests the differences', () => {
-    const judgements = new Map([['a', new Map([['x', 1]])], ['b', new Map([['y', 1]])], ['c', new Map([['z', 1]])]]);
+    const judgements = new Map([
+      ['a', new Map([['x', 1]])],
+      ['b', new Map([['y', 1]])],
+      ['c', new Map([['z', 1]])],
+    ]);
     const metrics = metricsFor({ at: 10, recallAt: 100 });
-    const better = scoreRun('better', new Map([['a', ['x']], ['b', ['y']], ['c', ['n', 'z']]]), judgements, ['a', 'b', 'c'], metrics);
-    const worse = scoreRun('worse', new Map([['a', ['n', 'x']], ['b', ['y']]]), judgements, ['a', 'b', 'c'], metrics);
+    const better = scoreRun(
+      'better',
+      new Map([
+        ['a', ['x']],
+        ['b', ['y']],
+        ['c', ['n', 'z']],
+      ]),
+      judgements,
+      ['a', 'b', 'c'],
+      metrics,
+    );
+    const worse = scoreRun(
+      'worse',
+      new Map([
+        ['a', ['n', 'x']],
+        ['b', ['y']],
+      ]),
+      judgements,
+      ['a', 'b', 'c'],
+      metrics,
+    );
     expect(worse.perQuery.mrr).toEqual([0.5, 1, 0]); // the missing query scores 0
     const mrr = compareArms(better, worse, metrics, { trials: 500, seed: 1 }).find((c) => c.metric === 'mrr')!;
     expect(mrr).toMatchObject({ arm: 'better', baseline: 'worse', wins: 2, losses: 0, ties: 1 });

@@ -10,7 +10,11 @@ import type { ProgressUpdate } from '../../src/core/service/contract.js';
 import { FakeEngine } from '../support/fake-engine.js';
 import { startInProcess, type InProcessGateway } from '../support/in-process.js';
 
-interface Hit { id: string; score: number; meta: { engine: string; engineRank: number } }
+interface Hit {
+  id: string;
+  score: number;
+  meta: { engine: string; engineRank: number };
+}
 interface RetrieveResult {
   hits: Hit[];
   usage: { notes?: string[]; candidates: number };
@@ -32,7 +36,10 @@ const retrieve = async (gw: InProcessGateway, params: JsonObject): Promise<Retri
   (await gw.call('retrieve', params)) as unknown as RetrieveResult;
 
 const rejection = async (promise: Promise<unknown>): Promise<RcpError> => {
-  const err = await promise.then(() => undefined, (e: unknown) => e);
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(RcpError);
   return err as RcpError;
 };
@@ -102,15 +109,16 @@ describe('degraded legs', () => {
     const result = await retrieve(gw, { query: 'q', k: 3 });
     expect(result._meta.engines).toEqual(['ok']);
     expect(result.hits.every((h) => h.meta.engine === 'ok')).toBe(true);
-    expect(result._meta.degraded).toEqual(expect.arrayContaining([
-      expect.objectContaining({ engine: 'failing', code: -32603, reason: 'engine-error' }),
-      expect.objectContaining({ engine: 'malformed', code: -32603, reason: 'malformed' }),
-    ]));
+    expect(result._meta.degraded).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ engine: 'failing', code: -32603, reason: 'engine-error' }),
+        expect.objectContaining({ engine: 'malformed', code: -32603, reason: 'malformed' }),
+      ]),
+    );
     expect(result._meta.degraded).toHaveLength(2);
-    expect(result.usage.notes).toEqual(expect.arrayContaining([
-      'engine failing dropped: engine-error (-32603)',
-      'engine malformed dropped: malformed (-32603)',
-    ]));
+    expect(result.usage.notes).toEqual(
+      expect.arrayContaining(['engine failing dropped: engine-error (-32603)', 'engine malformed dropped: malformed (-32603)']),
+    );
   });
 
   it('drops an answer over maxResponseBytes as too large', async () => {
@@ -122,8 +130,9 @@ describe('degraded legs', () => {
   });
 
   it('answers -32010 listing every engine when none answered, never an empty success', async () => {
-    const gw = await gatewayOver([new FakeEngine('a').fail(-32603), new FakeEngine('b').fail(-32010)],
-      { gateway: { retry: { budgetRatio: 0, minPerWindow: 0 } } });
+    const gw = await gatewayOver([new FakeEngine('a').fail(-32603), new FakeEngine('b').fail(-32010)], {
+      gateway: { retry: { budgetRatio: 0, minPerWindow: 0 } },
+    });
     const err = await rejection(gw.call('retrieve', { query: 'q', k: 3 }));
     expect(err.code).toBe(-32010);
     expect((err.data?.engines as Array<{ engine: string }>).map((e) => e.engine).sort()).toEqual(['a', 'b']);
@@ -134,7 +143,10 @@ describe('required engines', () => {
   it('fail the whole call with their own code, even when another engine answered', async () => {
     const ok = new FakeEngine('ok');
     const must = new FakeEngine('must').fail(-32011, { retryAfterMs: 250 });
-    const gw = await gatewayOver([ok, must], { engines: { must: { required: true } }, gateway: { retry: { budgetRatio: 0, minPerWindow: 0 } } });
+    const gw = await gatewayOver([ok, must], {
+      engines: { must: { required: true } },
+      gateway: { retry: { budgetRatio: 0, minPerWindow: 0 } },
+    });
     const err = await rejection(gw.call('retrieve', { query: 'q', k: 3 }));
     expect(err.code).toBe(-32011);
     expect(err.data).toMatchObject({ engine: 'must', retryAfterMs: 250 });
@@ -145,8 +157,10 @@ describe('required engines', () => {
 
 describe('progress (§9)', () => {
   it('relays leg progress to a client that asked, monotone, ending at 1 with partial hits', async () => {
-    const slow = new FakeEngine('slow', { capabilities: { retrieve: { maxK: 50 }, streaming: {} } })
-      .behave({ delayMs: 20, progress: [{ progress: 0.5, stage: 'searching' }] });
+    const slow = new FakeEngine('slow', { capabilities: { retrieve: { maxK: 50 }, streaming: {} } }).behave({
+      delayMs: 20,
+      progress: [{ progress: 0.5, stage: 'searching' }],
+    });
     const fast = new FakeEngine('fast');
     const gw = await gatewayOver([slow, fast]);
     const updates: ProgressUpdate[] = [];

@@ -12,10 +12,17 @@ import type { UpstreamCallOptions } from '../../src/core/upstream/transport.js';
 import { FakeEngine } from '../support/fake-engine.js';
 
 const INIT = { protocolVersion: 1, client: { name: 'test', version: '0' }, capabilities: { streaming: {}, log: {} } };
-const options = (extra: Partial<UpstreamCallOptions> = {}): UpstreamCallOptions => ({ timeoutMs: 1_000, maxResponseBytes: 1_000_000, ...extra });
+const options = (extra: Partial<UpstreamCallOptions> = {}): UpstreamCallOptions => ({
+  timeoutMs: 1_000,
+  maxResponseBytes: 1_000_000,
+  ...extra,
+});
 
 async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
-  const err = await promise.then(() => undefined, (e: unknown) => e);
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(UpstreamError);
   return err as UpstreamError;
 }
@@ -54,9 +61,12 @@ describe('lifecycle (§13)', () => {
     const factory = inMemoryTransports((id) => (id === 'known' ? new FakeEngine('known') : undefined));
     const events = { onStderr: () => undefined, onLog: () => undefined, onExit: () => undefined };
     const limits = { connections: 1, maxResponseBytes: 1_000 };
-    expect(factory({ id: 'known', transport: 'stdio', command: ['x'], weight: 1, required: false, priority: 0 }, limits, events).kind).toBe('stdio');
-    expect(() => factory({ id: 'other', transport: 'http', url: 'http://x.invalid', weight: 1, required: false, priority: 0 }, limits, events))
-      .toThrow('no in-memory service for engine "other"');
+    expect(factory({ id: 'known', transport: 'stdio', command: ['x'], weight: 1, required: false, priority: 0 }, limits, events).kind).toBe(
+      'stdio',
+    );
+    expect(() =>
+      factory({ id: 'other', transport: 'http', url: 'http://x.invalid', weight: 1, required: false, priority: 0 }, limits, events),
+    ).toThrow('no in-memory service for engine "other"');
   });
 });
 
@@ -79,7 +89,9 @@ describe('timeouts and aborts (§7.14)', () => {
     controller.abort('deadline');
     expect(await call).toMatchObject({ reason: 'aborted' });
     expect(engine.calls[0]).toMatchObject({ outcome: 'aborted', abortReason: 'cancel' });
-    expect(await failure(transport.call('retrieve', { query: 'q' }, options({ signal: controller.signal })))).toMatchObject({ reason: 'aborted' });
+    expect(await failure(transport.call('retrieve', { query: 'q' }, options({ signal: controller.signal })))).toMatchObject({
+      reason: 'aborted',
+    });
     expect(engine.calls).toHaveLength(1);
   });
 
@@ -94,13 +106,21 @@ describe('timeouts and aborts (§7.14)', () => {
 
 describe('frames (§9, §17.1)', () => {
   it('delivers progress on a per-call token only when streaming was asked for, and logs to the call', async () => {
-    const engine = new FakeEngine('e', { capabilities: { retrieve: {}, streaming: {}, log: {} } })
-      .behave({ progress: [{ progress: 0.5, stage: 'half' }], logs: [{ level: 'warning', message: 'slow shard' }] });
+    const engine = new FakeEngine('e', { capabilities: { retrieve: {}, streaming: {}, log: {} } }).behave({
+      progress: [{ progress: 0.5, stage: 'half' }],
+      logs: [{ level: 'warning', message: 'slow shard' }],
+    });
     const transport = await ready(engine);
     const progress: JsonObject[] = [];
     const logs: JsonObject[] = [];
-    await transport.call('retrieve', { query: 'q' }, options({ stream: true, onProgress: (f) => progress.push(f), onLog: (f) => logs.push(f) }));
-    expect(progress).toEqual([expect.objectContaining({ progress: 0.5, stage: 'half', progressToken: expect.stringMatching(/^gw-/) as unknown })]);
+    await transport.call(
+      'retrieve',
+      { query: 'q' },
+      options({ stream: true, onProgress: (f) => progress.push(f), onLog: (f) => logs.push(f) }),
+    );
+    expect(progress).toEqual([
+      expect.objectContaining({ progress: 0.5, stage: 'half', progressToken: expect.stringMatching(/^gw-/) as unknown }),
+    ]);
     expect(logs).toEqual([expect.objectContaining({ level: 'warning', message: 'slow shard' })]);
     const token = (engine.calls[0]!.params._meta as JsonObject).progressToken;
     expect(progress[0]!.progressToken).toBe(token);
@@ -115,7 +135,9 @@ describe('answers', () => {
   it('bounds the answer by its JSON size and passes engine errors on with their data', async () => {
     const engine = new FakeEngine('e').behave({ fault: { oversizedBytes: 2_000 } });
     const transport = await ready(engine);
-    expect(await failure(transport.call('retrieve', { query: 'q' }, options({ maxResponseBytes: 1_500 })))).toMatchObject({ reason: 'too-large' });
+    expect(await failure(transport.call('retrieve', { query: 'q' }, options({ maxResponseBytes: 1_500 })))).toMatchObject({
+      reason: 'too-large',
+    });
     engine.fail(-32011, { retryAfterMs: 700 });
     const limited = await failure(transport.call('retrieve', { query: 'q' }, options()));
     expect(limited).toMatchObject({ reason: 'remote-error', code: -32011, retryAfterMs: 700 });

@@ -11,7 +11,11 @@ import type { JsonObject } from '../../src/core/protocol/jsonrpc.js';
 import { defaultHits, FakeEngine } from '../support/fake-engine.js';
 import { startInProcess, type InProcessGateway } from '../support/in-process.js';
 
-interface Page { hits: Array<{ id: string }>; nextCursor?: string; _meta: { engines: string[] } }
+interface Page {
+  hits: Array<{ id: string }>;
+  nextCursor?: string;
+  _meta: { engines: string[] };
+}
 
 const SETTINGS = { cursorSecret: 'in-process-paging-secret', retry: { budgetRatio: 0, minPerWindow: 0 } };
 
@@ -41,7 +45,10 @@ async function pageThrough(gw: InProcessGateway, params: JsonObject): Promise<Pa
 }
 
 async function rejection(promise: Promise<unknown>): Promise<RcpError> {
-  const err = await promise.then(() => undefined, (e: unknown) => e);
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(RcpError);
   return err as RcpError;
 }
@@ -67,25 +74,34 @@ describe('cursor round trip', () => {
     running = await startInProcess([deep, paged], { gateway: SETTINGS });
     const pages = await pageThrough(running, { query: 'q', k: 3 });
     // Window per engine: k × fusionHeadroom (2) = 6, capped by maxK (4 for `paged`).
-    const big = fuse([
-      { engine: 'deep', weight: 1, hits: defaultHits('deep', 6) },
-      { engine: 'paged', weight: 1, hits: defaultHits('paged', 4) },
-    ], 'rrf', { k: Infinity, rrfK: 60, dedup: 'id' }).hits.map((hit) => String(hit.id));
+    const big = fuse(
+      [
+        { engine: 'deep', weight: 1, hits: defaultHits('deep', 6) },
+        { engine: 'paged', weight: 1, hits: defaultHits('paged', 4) },
+      ],
+      'rrf',
+      { k: Infinity, rrfK: 60, dedup: 'id' },
+    ).hits.map((hit) => String(hit.id));
     const served = pages.flatMap((page) => page.hits.map((hit) => hit.id));
     expect(served.slice(0, big.length)).toEqual(big);
   });
 
   it('wraps a routed engine cursor so the next page returns to that engine', async () => {
     const items = Array.from({ length: 7 }, (_, i) => `item-${i}`);
-    const lister = (id: string): FakeEngine => new FakeEngine(id, {
-      capabilities: { 'x-list': {} },
-      methods: {
-        'x-list/items': (params) => {
-          const offset = typeof params.cursor === 'string' ? Number(params.cursor) : 0;
-          return { items: items.slice(offset, offset + 3), by: id, ...(offset + 3 < items.length ? { nextCursor: String(offset + 3) } : {}) };
+    const lister = (id: string): FakeEngine =>
+      new FakeEngine(id, {
+        capabilities: { 'x-list': {} },
+        methods: {
+          'x-list/items': (params) => {
+            const offset = typeof params.cursor === 'string' ? Number(params.cursor) : 0;
+            return {
+              items: items.slice(offset, offset + 3),
+              by: id,
+              ...(offset + 3 < items.length ? { nextCursor: String(offset + 3) } : {}),
+            };
+          },
         },
-      },
-    });
+      });
     const a = lister('a');
     const b = lister('b');
     running = await startInProcess([a, b], { gateway: SETTINGS, engines: { a: { priority: 1 } } });

@@ -46,7 +46,10 @@ async function gatewayOver(engines: FakeEngine[], options: InProcessOptions = {}
 const retrieveFrom = async (gw: InProcessGateway, engines: string[], extra: JsonObject = {}): Promise<RetrieveResult> =>
   (await gw.call('retrieve', { query: 'q', k: 3, _meta: { 'x-rcpgw': { engines } }, ...extra })) as unknown as RetrieveResult;
 
-async function breaker(gw: InProcessGateway, engine: string): Promise<{ breaker: string; breakerOpenings: number; breakerRetryInMs?: number }> {
+async function breaker(
+  gw: InProcessGateway,
+  engine: string,
+): Promise<{ breaker: string; breakerOpenings: number; breakerRetryInMs?: number }> {
   return (await gw.catalog()).get(engine)!._meta as { breaker: string; breakerOpenings: number; breakerRetryInMs?: number };
 }
 
@@ -94,7 +97,11 @@ describe('circuit breaker', () => {
     const flappy = new FakeEngine('flappy').fail(-32603);
     const transitions: string[] = [];
     const gw = await gatewayOver([new FakeEngine('ok'), flappy], {
-      hooks: { onBreakerTransition: (engine, from, to) => { if (engine === 'flappy') transitions.push(`${from}>${to}`); } },
+      hooks: {
+        onBreakerTransition: (engine, from, to) => {
+          if (engine === 'flappy') transitions.push(`${from}>${to}`);
+        },
+      },
     });
     await openBreaker(gw, 'flappy');
     await vi.advanceTimersByTimeAsync(RESET_MS * 1.2 + 1);
@@ -128,7 +135,9 @@ describe('deadlines', () => {
     const hanging = new FakeEngine('hanging').hang();
     const gw = await gatewayOver([hanging]);
     let answered = false;
-    const exchange = gw.request('retrieve', { query: 'q', k: 3, _meta: { deadlineMs: 500 } }).finally(() => { answered = true; });
+    const exchange = gw.request('retrieve', { query: 'q', k: 3, _meta: { deadlineMs: 500 } }).finally(() => {
+      answered = true;
+    });
     // The leg's budget is the deadline less deadlineReserveMs (50): it is given up at 450 ms.
     await vi.advanceTimersByTimeAsync(440);
     expect(answered).toBe(false);
@@ -145,7 +154,10 @@ describe('deadlines', () => {
     const hanging = new FakeEngine('hanging').hang();
     const gw = await gatewayOver([hanging]);
     const client = new AbortController();
-    const outcome = gw.call('retrieve', { query: 'q', k: 3 }, { signal: client.signal }).then(() => undefined, (e: unknown) => e);
+    const outcome = gw.call('retrieve', { query: 'q', k: 3 }, { signal: client.signal }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     await vi.advanceTimersByTimeAsync(100);
     client.abort();
     expect(await outcome).toMatchObject({ code: -32006 });
@@ -164,7 +176,10 @@ describe('deadlines', () => {
   it('answer a routed call that runs out of time with -32014', async () => {
     const slow = new FakeEngine('slow', { capabilities: { rerank: {} } }).hang();
     const gw = await gatewayOver([slow]);
-    const outcome = gw.call('rerank', { query: 'q', passages: ['a'], _meta: { deadlineMs: 200 } }).then(() => undefined, (e: unknown) => e);
+    const outcome = gw.call('rerank', { query: 'q', passages: ['a'], _meta: { deadlineMs: 200 } }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     await vi.advanceTimersByTimeAsync(200);
     const err = await outcome;
     expect(err).toBeInstanceOf(RcpError);
@@ -180,7 +195,11 @@ describe('queue shedding', () => {
       engines: { busy: { maxConcurrent: 1, maxQueue: 1 } },
       hooks: { onShed: (engine) => shed.push(engine) },
     });
-    const call = (): Promise<unknown> => gw.call('rerank', { query: 'q', passages: ['a'] }).then((r) => r, (e: unknown) => e);
+    const call = (): Promise<unknown> =>
+      gw.call('rerank', { query: 'q', passages: ['a'] }).then(
+        (r) => r,
+        (e: unknown) => e,
+      );
     const [first, queued, third] = [call(), call(), call()];
     await vi.advanceTimersByTimeAsync(0);
     const refused = await third;
@@ -197,8 +216,14 @@ describe('queue shedding', () => {
   it('a queued call gives up at its deadline instead of waiting behind a hanging one', async () => {
     const stuck = new FakeEngine('stuck', { capabilities: { rerank: {} } }).hang();
     const gw = await gatewayOver([stuck], { engines: { stuck: { maxConcurrent: 1, maxQueue: 4 } } });
-    const hangingCall = gw.call('rerank', { query: 'q', passages: ['a'], _meta: { deadlineMs: 5_000 } }).then(() => undefined, (e: unknown) => e);
-    const queued = gw.call('rerank', { query: 'q', passages: ['a'], _meta: { deadlineMs: 300 } }).then(() => undefined, (e: unknown) => e);
+    const hangingCall = gw.call('rerank', { query: 'q', passages: ['a'], _meta: { deadlineMs: 5_000 } }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    const queued = gw.call('rerank', { query: 'q', passages: ['a'], _meta: { deadlineMs: 300 } }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     await vi.advanceTimersByTimeAsync(300);
     expect(await queued).toMatchObject({ code: -32014 });
     expect(stuck.callsOf('rerank')).toHaveLength(1);
@@ -211,7 +236,7 @@ describe('supervision', () => {
   it('brings an engine that failed to initialize up in the background, with backoff', async () => {
     const late = new FakeEngine('late').failInitialize(-32603);
     const gw = await gatewayOver([new FakeEngine('ok'), late], { gateway: { restartDelayMs: 1_000, restartMaxDelayMs: 8_000 } });
-    expect((await breaker(gw, 'late') as unknown as { status: string }).status).toBe('down');
+    expect(((await breaker(gw, 'late')) as unknown as { status: string }).status).toBe('down');
     const degraded = await retrieveFrom(gw, ['ok', 'late']);
     expect(degraded._meta.degraded).toEqual([expect.objectContaining({ engine: 'late', reason: 'not-ready' })]);
     late.failInitialize(undefined);

@@ -32,7 +32,10 @@ const meta = (result: JsonObject): { engine: string; routedBy: string; failedOve
   result._meta as { engine: string; routedBy: string; failedOver?: Array<{ engine: string; code: number }> };
 
 async function rejection(promise: Promise<unknown>): Promise<RcpError> {
-  const err = await promise.then(() => undefined, (e: unknown) => e);
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(RcpError);
   return err as RcpError;
 }
@@ -42,7 +45,9 @@ describe('choosing the engine', () => {
     const low = reranker('low');
     const high = reranker('high');
     const also = reranker('also-high');
-    const gw = await gatewayOver([low, high, also, new FakeEngine('retriever')], { engines: { high: { priority: 5 }, 'also-high': { priority: 5 } } });
+    const gw = await gatewayOver([low, high, also, new FakeEngine('retriever')], {
+      engines: { high: { priority: 5 }, 'also-high': { priority: 5 } },
+    });
     const result = await gw.call('rerank', rerank());
     expect(result.servedBy).toBe('also-high');
     expect(meta(result)).toMatchObject({ engine: 'also-high', routedBy: 'priority' });
@@ -122,7 +127,10 @@ describe('fail-over', () => {
     const index = { index: {} };
     const writerA = new FakeEngine('wa', { capabilities: index }).fail(-32010);
     const writerB = new FakeEngine('wb', { capabilities: index });
-    const gw = await gatewayOver([writerA, writerB], { engines: { wa: { writer: true, priority: 2 }, wb: { writer: true } }, gateway: NO_RETRY });
+    const gw = await gatewayOver([writerA, writerB], {
+      engines: { wa: { writer: true, priority: 2 }, wb: { writer: true } },
+      gateway: NO_RETRY,
+    });
     const err = await rejection(gw.call('index/add', { documents: [{ id: 'd', text: 't' }] }));
     expect(err.code).toBe(-32010);
     expect(writerB.calls).toEqual([]);

@@ -16,8 +16,16 @@ afterAll(() => {
   expect(emittedErrors()).toEqual([]);
 });
 
-interface LogLine { msg?: string; pid?: number; worker?: number }
-const logLines = (stderr: string): LogLine[] => stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as LogLine);
+interface LogLine {
+  msg?: string;
+  pid?: number;
+  worker?: number;
+}
+const logLines = (stderr: string): LogLine[] =>
+  stderr
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as LogLine);
 const alive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
@@ -28,17 +36,29 @@ const alive = (pid: number): boolean => {
 };
 
 /** A retrieve on a connection of its own: the cluster hands connections to workers in turn. */
-function retrieveOnNewConnection(url: string, params: Record<string, unknown>): Promise<{ result?: { hits: unknown[]; nextCursor?: string }; error?: { code: number; message: string } }> {
+function retrieveOnNewConnection(
+  url: string,
+  params: Record<string, unknown>,
+): Promise<{ result?: { hits: unknown[]; nextCursor?: string }; error?: { code: number; message: string } }> {
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'retrieve', params });
   return new Promise((resolve, reject) => {
-    const req = http.request(`${url}/retrieve`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (c: string) => { text += c; }).on('end', () => {
-        const frame = JSON.parse(text) as Record<string, unknown>;
-        recordEmitted(frame, 'retrieve');
-        resolve(frame);
-      });
-    });
+    const req = http.request(
+      `${url}/retrieve`,
+      { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        let text = '';
+        res
+          .setEncoding('utf8')
+          .on('data', (c: string) => {
+            text += c;
+          })
+          .on('end', () => {
+            const frame = JSON.parse(text) as Record<string, unknown>;
+            recordEmitted(frame, 'retrieve');
+            resolve(frame);
+          });
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -65,21 +85,29 @@ describe('serve --workers', () => {
       expect(gw.stderr()).toContain('(2 workers)');
       // Each worker runs the whole serve path, so each started its own stdio engine.
       await until(() => readEvents(events).filter((e) => e.ev === 'start').length === 2, 'two engine starts');
-      const answers = await Promise.all([1, 2, 3, 4].map((id) => rpc<{ hits: unknown[] }>(gw.url, 'retrieve', { query: 'fusion ranking', k: 3 }, { id })));
+      const answers = await Promise.all(
+        [1, 2, 3, 4].map((id) => rpc<{ hits: unknown[] }>(gw.url, 'retrieve', { query: 'fusion ranking', k: 3 }, { id })),
+      );
       for (const answer of answers) expect(answer.result?.hits.length).toBe(3);
 
       const started = logLines(gw.stderr()).filter((l) => l.msg === 'worker started');
       expect(started).toHaveLength(2);
       const victim = started[0]!.pid!;
       process.kill(victim, 'SIGKILL');
-      await until(() => logLines(gw.stderr()).some((l) => l.msg === 'worker exited unexpectedly; restarting' && l.pid === victim), 'restart log');
+      await until(
+        () => logLines(gw.stderr()).some((l) => l.msg === 'worker exited unexpectedly; restarting' && l.pid === victim),
+        'restart log',
+      );
       // The replacement is a full worker again: it started its own engine.
       await until(() => readEvents(events).filter((e) => e.ev === 'start').length === 3, 'a third engine start');
       await until(() => logLines(gw.stderr()).filter((l) => l.msg === 'worker started').length === 3, 'replacement worker');
       const after = await rpc<{ hits: unknown[] }>(gw.url, 'retrieve', { query: 'fusion', k: 2 });
       expect(after.result?.hits.length).toBe(2);
 
-      const workers = logLines(gw.stderr()).filter((l) => l.msg === 'worker started').map((l) => l.pid!).filter((pid) => pid !== victim);
+      const workers = logLines(gw.stderr())
+        .filter((l) => l.msg === 'worker started')
+        .map((l) => l.pid!)
+        .filter((pid) => pid !== victim);
       expect(await gw.stop()).toBe(0);
       for (const pid of workers) expect(alive(pid)).toBe(false);
     } finally {
@@ -109,10 +137,16 @@ describe('serve --workers', () => {
   });
 
   it('does not start when a worker cannot (a required engine is down)', async () => {
-    const config = writeConfig(tmpDir('rcp-cluster-'), { engines: [{ id: 'gone', transport: 'http', url: 'http://127.0.0.1:9/rcp', required: true }] });
-    const child = spawn(process.execPath, [GATEWAY_CLI, 'serve', '--config', config, '--port', '0', '--workers', '2'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const config = writeConfig(tmpDir('rcp-cluster-'), {
+      engines: [{ id: 'gone', transport: 'http', url: 'http://127.0.0.1:9/rcp', required: true }],
+    });
+    const child = spawn(process.execPath, [GATEWAY_CLI, 'serve', '--config', config, '--port', '0', '--workers', '2'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (c: string) => { stderr += c; });
+    child.stderr.setEncoding('utf8').on('data', (c: string) => {
+      stderr += c;
+    });
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     expect(code).toBe(1);
     expect(stderr).toContain('required engine(s) failed to start');
@@ -121,9 +155,13 @@ describe('serve --workers', () => {
 
   it('rejects an invalid worker count', async () => {
     const config = writeConfig(tmpDir('rcp-cluster-'), { engines: [{ id: 'x', transport: 'http', url: 'http://127.0.0.1:9/rcp' }] });
-    const child = spawn(process.execPath, [GATEWAY_CLI, 'serve', '--config', config, '--workers', 'many'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [GATEWAY_CLI, 'serve', '--config', config, '--workers', 'many'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (c: string) => { stderr += c; });
+    child.stderr.setEncoding('utf8').on('data', (c: string) => {
+      stderr += c;
+    });
     expect(await new Promise<number | null>((resolve) => child.once('exit', resolve))).toBe(2);
     expect(stderr).toContain('invalid --workers "many"');
   });

@@ -31,7 +31,9 @@ describe('RcpBridge', () => {
         seen.push(ctx);
         ctx.progress?.({ progress: 0.5, stage: 'recall', message: 'half' });
         return new Promise<JsonObject>((_resolve, reject) => {
-          ctx.signal.addEventListener('abort', () => reject(new RcpError(ctx.signal.reason === 'deadline' ? ErrorCode.Timeout : ErrorCode.Cancelled)));
+          ctx.signal.addEventListener('abort', () =>
+            reject(new RcpError(ctx.signal.reason === 'deadline' ? ErrorCode.Timeout : ErrorCode.Cancelled)),
+          );
         });
       },
     };
@@ -42,7 +44,13 @@ describe('RcpBridge', () => {
     const bridge = new RcpBridge({ service: service(seen), transport: 'stdio' });
     const controller = new AbortController();
     const progress: ProgressUpdate[] = [];
-    const pending = bridge.call({ method: 'retrieve', params: { query: 'q' }, requestId: 'mcp:1', signal: controller.signal, onProgress: (u) => progress.push(u) });
+    const pending = bridge.call({
+      method: 'retrieve',
+      params: { query: 'q' },
+      requestId: 'mcp:1',
+      signal: controller.signal,
+      onProgress: (u) => progress.push(u),
+    });
     expect(bridge.inFlight).toBe(1);
     controller.abort();
     expect(await pending).toEqual({ ok: false, error: { code: -32006, message: 'cancelled' } });
@@ -76,26 +84,49 @@ describe('x-rcpgw/catalog/watch', () => {
     expect(service.describe()).toBe(service.describe()); // not rebuilt per request
     const bridge = new RcpBridge({ service, transport: 'http' });
     expect(await bridge.call({ method: 'retrieve', params: { query: 'q' }, requestId: 1 })).toEqual({ ok: true, result: { inner: true } });
-    expect(await bridge.call({ method: 'x-rcpgw/catalog/watch', params: {}, requestId: 2 })).toMatchObject({ ok: false, error: { code: -32602, data: { field: '_meta.progressToken' } } });
+    expect(await bridge.call({ method: 'x-rcpgw/catalog/watch', params: {}, requestId: 2 })).toMatchObject({
+      ok: false,
+      error: { code: -32602, data: { field: '_meta.progressToken' } },
+    });
 
     const frames: ProgressUpdate[] = [];
     let changed!: () => void;
     const secondFrame = new Promise<void>((resolve) => {
       changed = resolve;
     });
-    const pending = bridge.call({ method: 'x-rcpgw/catalog/watch', params: {}, requestId: 3, onProgress: (u) => {
-      frames.push(u);
-      if (frames.length === 2) changed();
-    } });
+    const pending = bridge.call({
+      method: 'x-rcpgw/catalog/watch',
+      params: {},
+      requestId: 3,
+      onProgress: (u) => {
+        frames.push(u);
+        if (frames.length === 2) changed();
+      },
+    });
     current = snapshot([engine('a', 'ready', 'open')]);
     watch.poke();
     await secondFrame;
     service.close();
     expect(await pending).toEqual({ ok: true, result: { ended: 'shutdown', revision: 1 } });
     expect(frames).toEqual([
-      { stage: 'catalog', message: 'watching 1 engine', partial: { revision: 0, engines: [{ id: 'a', status: 'ready', breaker: 'closed' }] } },
-      { stage: 'catalog', message: 'engine a: breaker closed → open', partial: { revision: 1, events: [{ kind: 'engine-breaker', engine: 'a', from: 'closed', to: 'open' }], engines: [{ id: 'a', status: 'ready', breaker: 'open' }] } },
+      {
+        stage: 'catalog',
+        message: 'watching 1 engine',
+        partial: { revision: 0, engines: [{ id: 'a', status: 'ready', breaker: 'closed' }] },
+      },
+      {
+        stage: 'catalog',
+        message: 'engine a: breaker closed → open',
+        partial: {
+          revision: 1,
+          events: [{ kind: 'engine-breaker', engine: 'a', from: 'closed', to: 'open' }],
+          engines: [{ id: 'a', status: 'ready', breaker: 'open' }],
+        },
+      },
     ]);
-    expect(await bridge.call({ method: 'x-rcpgw/catalog/watch', params: {}, requestId: 4, onProgress: () => undefined })).toMatchObject({ ok: false, error: { code: -32010 } });
+    expect(await bridge.call({ method: 'x-rcpgw/catalog/watch', params: {}, requestId: 4, onProgress: () => undefined })).toMatchObject({
+      ok: false,
+      error: { code: -32010 },
+    });
   });
 });

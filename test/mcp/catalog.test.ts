@@ -8,7 +8,15 @@
 import type { Client, McpSubscription } from '@modelcontextprotocol/client';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stdioEngineCommand, stopChild, tmpDir, writeConfig, writeControl, type EngineHandle, type GatewayHandle } from '../support/processes.js';
+import {
+  stdioEngineCommand,
+  stopChild,
+  tmpDir,
+  writeConfig,
+  writeControl,
+  type EngineHandle,
+  type GatewayHandle,
+} from '../support/processes.js';
 import { suiteProcesses } from '../support/suite.js';
 import { connectHttp, is, NoteLog, structured, updated, type SearchOutput } from './helpers.js';
 
@@ -67,11 +75,13 @@ afterAll(() => client?.close());
 describe('subscriptions/listen over Streamable HTTP', () => {
   it('acknowledges the filter the gateway can honour', async () => {
     subscription = await client.listen({
-      toolsListChanged: true, resourcesListChanged: true,
+      toolsListChanged: true,
+      resourcesListChanged: true,
       resourceSubscriptions: ['rcpgw://catalog', 'rcpgw://engines/a', 'rcpgw://engines/s'],
     });
     expect(subscription.honoredFilter).toEqual({
-      toolsListChanged: true, resourcesListChanged: true,
+      toolsListChanged: true,
+      resourcesListChanged: true,
       resourceSubscriptions: ['rcpgw://catalog', 'rcpgw://engines/a', 'rcpgw://engines/s'],
     });
   });
@@ -88,7 +98,9 @@ describe('subscriptions/listen over Streamable HTTP', () => {
     expect(await searchIds()).toEqual(['a', 's', 'b']);
     const { resources } = await client.listResources();
     expect(resources.map((resource) => resource.uri)).toContain('rcpgw://engines/b');
-    const out = structured<SearchOutput>(await client.callTool({ name: 'search', arguments: { query: 'graph index', k: 4, engines: ['b'] } }));
+    const out = structured<SearchOutput>(
+      await client.callTool({ name: 'search', arguments: { query: 'graph index', k: 4, engines: ['b'] } }),
+    );
     expect(out.engines).toEqual(['b']);
   });
 

@@ -17,7 +17,10 @@ export type Era = 'modern' | 'legacy';
 class InPlaceStdioTransport extends StdioClientTransport {}
 
 function clientFor(era: Era): Client {
-  return new Client({ name: 'rcp-gateway-tests', version: '1.0.0' }, era === 'modern' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {});
+  return new Client(
+    { name: 'rcp-gateway-tests', version: '1.0.0' },
+    era === 'modern' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {},
+  );
 }
 
 /** `http://h:p/rcp` → `http://h:p/mcp` */
@@ -84,7 +87,6 @@ export function structured<T>(result: CallToolResult): T {
   return result.structuredContent as T;
 }
 
-
 export interface Note {
   method: string;
   uri?: string;
@@ -114,8 +116,18 @@ export class NoteLog {
     const found = this.notes.findIndex((note, index) => index >= from && match(note));
     if (found >= 0) return Promise.resolve(found);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no matching notification after #${from}; got ${JSON.stringify(this.notes.slice(from))}`)), timeoutMs);
-      this.waiters.push({ from, match, resolve: (index) => { clearTimeout(timer); resolve(index); } });
+      const timer = setTimeout(
+        () => reject(new Error(`no matching notification after #${from}; got ${JSON.stringify(this.notes.slice(from))}`)),
+        timeoutMs,
+      );
+      this.waiters.push({
+        from,
+        match,
+        resolve: (index) => {
+          clearTimeout(timer);
+          resolve(index);
+        },
+      });
     });
   }
 
@@ -129,5 +141,11 @@ export class NoteLog {
   }
 }
 
-export const updated = (uri: string) => (note: Note): boolean => note.method === 'resources/updated' && note.uri === uri;
-export const is = (method: string) => (note: Note): boolean => note.method === method;
+export const updated =
+  (uri: string) =>
+  (note: Note): boolean =>
+    note.method === 'resources/updated' && note.uri === uri;
+export const is =
+  (method: string) =>
+  (note: Note): boolean =>
+    note.method === method;

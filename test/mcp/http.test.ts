@@ -9,7 +9,15 @@
 import type { Client } from '@modelcontextprotocol/client';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stdioEngineCommand, tmpDir, waitForEvent, writeControl, type EngineEvent, type EngineHandle, type GatewayHandle } from '../support/processes.js';
+import {
+  stdioEngineCommand,
+  tmpDir,
+  waitForEvent,
+  writeControl,
+  type EngineEvent,
+  type EngineHandle,
+  type GatewayHandle,
+} from '../support/processes.js';
 import { suiteProcesses } from '../support/suite.js';
 import { logLines, until } from '../observability/support.js';
 import { connectHttp, structured, textOf, type SearchOutput, type ToolErrorOutput } from './helpers.js';
@@ -19,7 +27,9 @@ const dir = tmpDir('rcp-mcp-http-');
 const controls = { a: path.join(dir, 'a.json'), b: path.join(dir, 'b.json'), s: path.join(dir, 's.json') };
 const sEvents = path.join(dir, 's-events.ndjson');
 const B_CAPS = JSON.stringify({
-  retrieve: { maxK: 50, modes: ['sparse'], scoreFloor: 0 }, streaming: {}, rerank: { methods: ['cross-encoder'], maxCandidates: 8 },
+  retrieve: { maxK: 50, modes: ['sparse'], scoreFloor: 0 },
+  streaming: {},
+  rerank: { methods: ['cross-encoder'], maxCandidates: 8 },
 });
 
 let a: EngineHandle;
@@ -45,7 +55,11 @@ beforeAll(async () => {
     engines: [
       { id: 'a', transport: 'http', url: a.url },
       { id: 'b', transport: 'http', url: b.url },
-      { id: 's', transport: 'stdio', command: stdioEngineCommand(['--id', 's', '--id-prefix', 's-', '--events', sEvents, '--control', controls.s]) },
+      {
+        id: 's',
+        transport: 'stdio',
+        command: stdioEngineCommand(['--id', 's', '--id-prefix', 's-', '--events', sEvents, '--control', controls.s]),
+      },
     ],
     gateway: { progressFramesPerSecond: 1000, retry: { budgetRatio: 0, minPerWindow: 0, windowMs: 10_000 } },
   });
@@ -92,17 +106,25 @@ describe('MCP over Streamable HTTP (2026-07-28)', () => {
     expect(data!.endsWith(`</retrieved-data nonce="${nonce}">`)).toBe(true);
     expect(data).toContain(`[1] ${String(out.hits[0]!.id)} · engine ${out.hits[0]!.meta!.engine} #${out.hits[0]!.meta!.engineRank}`);
     // The call went through the RCP service: it is in the gateway's request log.
-    const line = await until('the request line', () => logLines(gw.stderr()).find((l) => l.msg === 'request' && typeof l.id === 'string' && l.id.startsWith('mcp:') && l.method === 'retrieve'));
+    const line = await until('the request line', () =>
+      logLines(gw.stderr()).find(
+        (l) => l.msg === 'request' && typeof l.id === 'string' && l.id.startsWith('mcp:') && l.method === 'retrieve',
+      ),
+    );
     expect(line).toMatchObject({ code: 0, transport: 'http' });
   });
 
   it('search follows its cursor to the next page and can be limited to some engines', async () => {
     const first = structured<SearchOutput>(await client.callTool({ name: 'search', arguments: { query: 'graph index', k: 3 } }));
-    const next = structured<SearchOutput>(await client.callTool({ name: 'search', arguments: { query: 'graph index', k: 3, cursor: first.nextCursor } }));
+    const next = structured<SearchOutput>(
+      await client.callTool({ name: 'search', arguments: { query: 'graph index', k: 3, cursor: first.nextCursor } }),
+    );
     expect(next.hits).toHaveLength(3);
     const seen = new Set(first.hits.map((hit) => String(hit.id)));
     for (const hit of next.hits) expect(seen.has(String(hit.id))).toBe(false);
-    const onlyB = structured<SearchOutput>(await client.callTool({ name: 'search', arguments: { query: 'graph index', k: 4, engines: ['b'] } }));
+    const onlyB = structured<SearchOutput>(
+      await client.callTool({ name: 'search', arguments: { query: 'graph index', k: 4, engines: ['b'] } }),
+    );
     expect(onlyB.engines).toEqual(['b']);
     expect(onlyB.hits.every((hit) => hit.meta?.engine === 'b' && String(hit.id).startsWith('b-'))).toBe(true);
   });
@@ -137,7 +159,9 @@ describe('MCP over Streamable HTTP (2026-07-28)', () => {
     expect(cancel.known).toBe(true);
     behave();
     // The gateway saw the RCP call cancelled (not a deadline or a disconnect), and answered it exactly once.
-    const line = await until('the request line of the cancelled call', () => logLines(gw.stderr()).find((l) => l.msg === 'request' && l.abort === 'cancel'));
+    const line = await until('the request line of the cancelled call', () =>
+      logLines(gw.stderr()).find((l) => l.msg === 'request' && l.abort === 'cancel'),
+    );
     expect(line).toMatchObject({ method: 'retrieve', code: -32006 });
     expect(logLines(gw.stderr()).filter((l) => l.msg === 'request' && l.abort === 'cancel')).toHaveLength(1);
   });
@@ -154,7 +178,9 @@ describe('MCP over Streamable HTTP (2026-07-28)', () => {
       expect(result.isError).toBe(true);
       const { error } = structured<ToolErrorOutput>(result);
       expect(error).toMatchObject({ code: -32602, symbol: 'InvalidParams', retryable: false, data: { field } });
-      expect(textOf(result)).toMatch(new RegExp(`^search failed: RCP error -32602 InvalidParams: .*\\(argument "${field.replace('.', '\\.')}"\\)\\. Fix the arguments`));
+      expect(textOf(result)).toMatch(
+        new RegExp(`^search failed: RCP error -32602 InvalidParams: .*\\(argument "${field.replace('.', '\\.')}"\\)\\. Fix the arguments`),
+      );
     }
     const badCursor = await client.callTool({ name: 'search', arguments: { query: 'graph', cursor: 'not-a-cursor' } });
     expect(badCursor.isError).toBe(true);
@@ -186,7 +212,10 @@ describe('MCP over Streamable HTTP (2026-07-28)', () => {
     expect(ranking.map((r) => r.index)).toEqual([1, 2, 0]);
     for (let i = 1; i < ranking.length; i++) expect(ranking[i]!.score).toBeLessThanOrEqual(ranking[i - 1]!.score);
     await waitForEvent(b.eventsFile, (e) => e.ev === 'request' && e.method === 'rerank');
-    const tooMany = await client.callTool({ name: 'rerank', arguments: { query: 'graph', passages: Array.from({ length: 9 }, (_, i) => `p${i}`) } });
+    const tooMany = await client.callTool({
+      name: 'rerank',
+      arguments: { query: 'graph', passages: Array.from({ length: 9 }, (_, i) => `p${i}`) },
+    });
     expect(tooMany.isError).toBe(true);
     expect(structured<ToolErrorOutput>(tooMany).error.code).toBe(-32602);
   });
@@ -202,7 +231,12 @@ describe('MCP over Streamable HTTP (2026-07-28)', () => {
     const body = JSON.parse((catalog.contents[0] as { text: string }).text) as { engines: Array<{ id: string }> };
     expect(body.engines.map((engine) => engine.id)).toEqual(['a', 'b', 's']);
     const { resources } = await client.listResources();
-    expect(resources.map((resource) => resource.uri).sort()).toEqual(['rcpgw://catalog', 'rcpgw://engines/a', 'rcpgw://engines/b', 'rcpgw://engines/s']);
+    expect(resources.map((resource) => resource.uri).sort()).toEqual([
+      'rcpgw://catalog',
+      'rcpgw://engines/a',
+      'rcpgw://engines/b',
+      'rcpgw://engines/s',
+    ]);
     const one = await client.readResource({ uri: 'rcpgw://engines/s' });
     expect(JSON.parse((one.contents[0] as { text: string }).text)).toMatchObject({ id: 's', _meta: { status: 'ready' } });
   });
@@ -216,7 +250,10 @@ describe('a 2025-era MCP client on the same endpoint', () => {
       const { tools } = await legacy.listTools();
       expect(tools.map((tool) => tool.name).sort()).toEqual(['list_engines', 'rerank', 'search']);
       const progress: number[] = [];
-      const result = await legacy.callTool({ name: 'search', arguments: { query: 'graph index', k: 4 } }, { onprogress: (p) => progress.push(p.progress) });
+      const result = await legacy.callTool(
+        { name: 'search', arguments: { query: 'graph index', k: 4 } },
+        { onprogress: (p) => progress.push(p.progress) },
+      );
       const out = structured<SearchOutput>(result);
       expect(new Set(out.hits.map((hit) => hit.meta?.engine)).size).toBeGreaterThanOrEqual(2);
       expect(progress.at(-1)).toBe(1);

@@ -16,22 +16,35 @@ interface WatchFrame {
   progressToken: string;
   stage?: string;
   message?: string;
-  partial?: { revision: number; engines: Array<{ id: string; status: string; breaker: string }>; events?: Array<{ kind: string; engine?: string }> };
+  partial?: {
+    revision: number;
+    engines: Array<{ id: string; status: string; breaker: string }>;
+    events?: Array<{ kind: string; engine?: string }>;
+  };
 }
 
 /** An open watch: its progress frames as they arrive, and the whole reply once the stream ends. */
-function openWatch(url: string, meta: Record<string, unknown> = {}): { frames: WatchFrame[]; frame: (n: number) => Promise<WatchFrame>; reply: Promise<SseReply> } {
+function openWatch(
+  url: string,
+  meta: Record<string, unknown> = {},
+): { frames: WatchFrame[]; frame: (n: number) => Promise<WatchFrame>; reply: Promise<SseReply> } {
   const frames: WatchFrame[] = [];
   const waiters: Array<{ n: number; resolve: (frame: WatchFrame) => void }> = [];
-  const reply = rpcSse(url, 'x-rcpgw/catalog/watch', { _meta: { progressToken: 'watch', ...meta } }, {
-    onFrame: (frame) => {
-      const record = frame as { method?: string; params?: WatchFrame };
-      if (record.method !== 'notifications/progress' || !record.params) return;
-      frames.push(record.params);
-      for (const waiter of waiters.filter((w) => w.n < frames.length)) waiter.resolve(frames[waiter.n]!);
+  const reply = rpcSse(
+    url,
+    'x-rcpgw/catalog/watch',
+    { _meta: { progressToken: 'watch', ...meta } },
+    {
+      onFrame: (frame) => {
+        const record = frame as { method?: string; params?: WatchFrame };
+        if (record.method !== 'notifications/progress' || !record.params) return;
+        frames.push(record.params);
+        for (const waiter of waiters.filter((w) => w.n < frames.length)) waiter.resolve(frames[waiter.n]!);
+      },
     },
-  });
-  const frame = (n: number): Promise<WatchFrame> => (n < frames.length ? Promise.resolve(frames[n]!) : new Promise((resolve) => waiters.push({ n, resolve })));
+  );
+  const frame = (n: number): Promise<WatchFrame> =>
+    n < frames.length ? Promise.resolve(frames[n]!) : new Promise((resolve) => waiters.push({ n, resolve }));
   return { frames, frame, reply };
 }
 
@@ -54,7 +67,11 @@ describe('x-rcpgw/catalog/watch (RCP, SSE)', () => {
     const short = openWatch(gw.url, { deadlineMs: 300 });
     const shortReply = await short.reply;
     expect(shortReply.final?.result).toEqual({ ended: 'deadline', revision: 0 });
-    expect(short.frames[0]).toMatchObject({ stage: 'catalog', message: 'watching 1 engine', partial: { revision: 0, engines: [{ id: 'a', status: 'ready', breaker: 'closed' }] } });
+    expect(short.frames[0]).toMatchObject({
+      stage: 'catalog',
+      message: 'watching 1 engine',
+      partial: { revision: 0, engines: [{ id: 'a', status: 'ready', breaker: 'closed' }] },
+    });
 
     const watch = openWatch(gw.url);
     await watch.frame(0);

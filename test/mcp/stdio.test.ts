@@ -10,7 +10,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tmpDir, waitForEvent, writeConfig, writeControl, type EngineHandle } from '../support/processes.js';
 import { suiteProcesses } from '../support/suite.js';
 import { logLines, until } from '../observability/support.js';
-import { connectStdio, is, NoteLog, structured, updated, type SearchOutput, type StdioConnection, type ToolErrorOutput } from './helpers.js';
+import {
+  connectStdio,
+  is,
+  NoteLog,
+  structured,
+  updated,
+  type SearchOutput,
+  type StdioConnection,
+  type ToolErrorOutput,
+} from './helpers.js';
 
 const procs = suiteProcesses();
 const dir = tmpDir('rcp-mcp-stdio-');
@@ -50,7 +59,10 @@ describe('MCP over stdio (2026-07-28)', () => {
     const { tools } = await conn.client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(['list_engines', 'search']);
     const progress: number[] = [];
-    const result = await conn.client.callTool({ name: 'search', arguments: { query: 'graph index', k: 4 } }, { onprogress: (p) => progress.push(p.progress) });
+    const result = await conn.client.callTool(
+      { name: 'search', arguments: { query: 'graph index', k: 4 } },
+      { onprogress: (p) => progress.push(p.progress) },
+    );
     const out = structured<SearchOutput>(result);
     expect(out.engines.sort()).toEqual(['a', 'b']);
     expect(new Set(out.hits.map((hit) => hit.meta?.engine))).toEqual(new Set(['a', 'b']));
@@ -66,7 +78,8 @@ describe('MCP over stdio (2026-07-28)', () => {
     const query = 'retrieval cancel over mcp stdio';
     const controller = new AbortController();
     const pending = conn.client.callTool({ name: 'search', arguments: { query, k: 2 } }, { signal: controller.signal });
-    const isRequest = (e: { ev: string; method?: string; params?: Record<string, unknown> }): boolean => e.ev === 'request' && e.method === 'retrieve' && e.params?.query === query;
+    const isRequest = (e: { ev: string; method?: string; params?: Record<string, unknown> }): boolean =>
+      e.ev === 'request' && e.method === 'retrieve' && e.params?.query === query;
     const [ra, rb] = await Promise.all([waitForEvent(a.eventsFile, isRequest), waitForEvent(b.eventsFile, isRequest)]);
     controller.abort('stop');
     await expect(pending).rejects.toThrow();
@@ -74,17 +87,27 @@ describe('MCP over stdio (2026-07-28)', () => {
     await waitForEvent(b.eventsFile, (e) => e.ev === 'abort' && e.id === rb.id);
     behave();
     // The gateway saw an RCP cancel (not a deadline or a disconnect) and answered the call once.
-    const cancelled = await until('the request line of the cancelled call', () => logLines(conn.stderr()).find((l) => l.msg === 'request' && l.abort === 'cancel'));
+    const cancelled = await until('the request line of the cancelled call', () =>
+      logLines(conn.stderr()).find((l) => l.msg === 'request' && l.abort === 'cancel'),
+    );
     expect(cancelled).toMatchObject({ method: 'retrieve', transport: 'stdio', code: -32006 });
     expect(logLines(conn.stderr()).filter((l) => l.msg === 'request' && l.abort === 'cancel')).toHaveLength(1);
   });
 
   it('hears a catalog change on its listen stream, which ends with its final result on SIGTERM', async () => {
     const notes = NoteLog.of(conn.client);
-    const subscription = await conn.client.listen({ toolsListChanged: true, resourcesListChanged: true, resourceSubscriptions: ['rcpgw://catalog'] });
+    const subscription = await conn.client.listen({
+      toolsListChanged: true,
+      resourcesListChanged: true,
+      resourceSubscriptions: ['rcpgw://catalog'],
+    });
     expect(subscription.honoredFilter).toMatchObject({ toolsListChanged: true, resourceSubscriptions: ['rcpgw://catalog'] });
     writeConfig(dir, config(['a']));
-    await Promise.all([notes.waitFor(is('resources/list_changed')), notes.waitFor(is('tools/list_changed')), notes.waitFor(updated('rcpgw://catalog'))]);
+    await Promise.all([
+      notes.waitFor(is('resources/list_changed')),
+      notes.waitFor(is('tools/list_changed')),
+      notes.waitFor(updated('rcpgw://catalog')),
+    ]);
     const { tools } = await conn.client.listTools();
     const search = tools.find((tool) => tool.name === 'search')!;
     expect((search.inputSchema.properties as Record<string, unknown>).engines).toBeUndefined(); // one engine left: nothing to choose
@@ -108,10 +131,16 @@ describe('MCP over stdio (2025-era client)', () => {
     expect(new Set(out.hits.map((hit) => hit.meta?.engine)).size).toBe(2);
     await conn.client.subscribeResource({ uri: 'rcpgw://catalog' });
     writeConfig(dir, config(['b']));
-    await Promise.all([notes.waitFor(is('tools/list_changed')), notes.waitFor(is('resources/list_changed')), notes.waitFor(updated('rcpgw://catalog'))]);
+    await Promise.all([
+      notes.waitFor(is('tools/list_changed')),
+      notes.waitFor(is('resources/list_changed')),
+      notes.waitFor(updated('rcpgw://catalog')),
+    ]);
     // Never subscribed to the engines' own resources: no updates for them.
     expect(notes.notes.filter((note) => note.uri?.startsWith('rcpgw://engines/'))).toEqual([]);
-    const engines = structured<{ engines: Array<{ id: string }> }>(await conn.client.callTool({ name: 'list_engines', arguments: {} })).engines;
+    const engines = structured<{ engines: Array<{ id: string }> }>(
+      await conn.client.callTool({ name: 'list_engines', arguments: {} }),
+    ).engines;
     expect(engines.map((engine) => engine.id)).toEqual(['b']);
     const pid = conn.transport.pid!;
     await conn.client.close();

@@ -13,7 +13,6 @@ import { runCli } from './support.js';
 const procs = suiteProcesses();
 const engine = procs.engine;
 
-
 /** The table row (whitespace-split cells) whose first cell starts with `id`. */
 function row(stdout: string, id: string): string | undefined {
   return stdout.split('\n').find((line) => line.split(/\s+/)[0] === id);
@@ -39,7 +38,11 @@ describe('check-config', () => {
     const file = writeConfig(tmpDir(), {
       engines: [
         { id: 'web', transport: 'http', url: web.url, required: true, breaker: { volumeThreshold: 7 } },
-        { id: 'local', transport: 'stdio', command: stdioEngineCommand(['--id', 'local', '--caps', JSON.stringify({ retrieve: {}, embed: { dims: 4 } })]) },
+        {
+          id: 'local',
+          transport: 'stdio',
+          command: stdioEngineCommand(['--id', 'local', '--caps', JSON.stringify({ retrieve: {}, embed: { dims: 4 } })]),
+        },
       ],
       gateway: { breaker: { errorThresholdPercentage: 40 } },
     });
@@ -61,9 +64,15 @@ describe('check-config', () => {
     // The probe's stdio engine was stopped again: nothing is left running under our name.
     const json = await runCli(['check-config', '--config', file, '--json']);
     expect(json.code).toBe(0);
-    const report = JSON.parse(json.stdout) as { valid: boolean; engines: Array<{ id: string; reachable: boolean; capabilities: string[] }> };
+    const report = JSON.parse(json.stdout) as {
+      valid: boolean;
+      engines: Array<{ id: string; reachable: boolean; capabilities: string[] }>;
+    };
     expect(report.valid).toBe(true);
-    expect(report.engines.map((e) => [e.id, e.reachable])).toEqual([['web', true], ['local', true]]);
+    expect(report.engines.map((e) => [e.id, e.reachable])).toEqual([
+      ['web', true],
+      ['local', true],
+    ]);
   });
 
   it('exits 1 and names the engine when one is unreachable', async () => {
@@ -88,7 +97,12 @@ describe('check-config', () => {
   });
 
   it('exits 2 with the exact problem for an invalid config', async () => {
-    const file = writeConfig(tmpDir(), { engines: [{ id: 'x', transport: 'http', url: 'ftp://nope' }, { id: 'x', transport: 'stdio' }] });
+    const file = writeConfig(tmpDir(), {
+      engines: [
+        { id: 'x', transport: 'http', url: 'ftp://nope' },
+        { id: 'x', transport: 'stdio' },
+      ],
+    });
     const res = await runCli(['check-config', '--config', file]);
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('engines[0].url: expected an http(s) URL');
@@ -120,7 +134,10 @@ describe('engines', () => {
     const json = await runCli(['engines', '--url', gw.url, '--json']);
     expect(json.code).toBe(0);
     const parsed = JSON.parse(json.stdout) as { engines: Array<{ id: string; _meta: { status: string } }> };
-    expect(parsed.engines.map((e) => [e.id, e._meta.status])).toEqual([['web', 'ready'], ['dead', 'down']]);
+    expect(parsed.engines.map((e) => [e.id, e._meta.status])).toEqual([
+      ['web', 'ready'],
+      ['dead', 'down'],
+    ]);
   });
 
   it('exits 1 when the gateway cannot be reached', async () => {

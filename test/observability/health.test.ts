@@ -15,7 +15,6 @@ import { get, metricValue, origin, scrape, until } from './support.js';
 const procs = suiteProcesses();
 const gateway = procs.gateway;
 
-
 describe('readiness', () => {
   it('flips to 503 when every engine is down and back when one recovers', async () => {
     const dir = tmpDir();
@@ -23,7 +22,9 @@ describe('readiness', () => {
     for (const file of controls) writeControl(file, { fault: 'ok' });
     const gw = await gateway({
       engines: ['one', 'two'].map((id, i) => ({
-        id, transport: 'stdio', command: stdioEngineCommand(['--id', id, '--control', controls[i]!]),
+        id,
+        transport: 'stdio',
+        command: stdioEngineCommand(['--id', id, '--control', controls[i]!]),
       })),
     });
     const base = origin(gw.url);
@@ -42,17 +43,25 @@ describe('readiness', () => {
       const r = await get(`${base}/readyz`);
       return r.status === 503 ? r : undefined;
     });
-    expect(JSON.parse(down.text)).toMatchObject({ status: 'not ready', reason: 'no engine is initialized', engines: { total: 2, ready: 0 } });
+    expect(JSON.parse(down.text)).toMatchObject({
+      status: 'not ready',
+      reason: 'no engine is initialized',
+      engines: { total: 2, ready: 0 },
+    });
     expect((await get(`${base}/healthz`)).status).toBe(200); // the process itself is fine
     const samples = await scrape(base);
     expect(metricValue(samples, 'rcpgw_engine_up')).toBe(0);
 
     // One engine heals: its next restart succeeds and the gateway is ready again.
     writeControl(controls[0]!, { fault: 'ok' });
-    const back = await until('readiness to return', async () => {
-      const r = await get(`${base}/readyz`);
-      return r.status === 200 ? r : undefined;
-    }, 20_000);
+    const back = await until(
+      'readiness to return',
+      async () => {
+        const r = await get(`${base}/readyz`);
+        return r.status === 200 ? r : undefined;
+      },
+      20_000,
+    );
     expect(JSON.parse(back.text)).toMatchObject({ status: 'ready', engines: { ready: 1 } });
   });
 

@@ -14,8 +14,6 @@ const procs = suiteProcesses();
 const engine = procs.engine;
 const gateway = (config: unknown, env?: NodeJS.ProcessEnv): Promise<GatewayHandle> => procs.gateway(config, env ? { env } : {});
 
-
-
 const SECRETS = ['upstream-secret-1', 'env-secret-2', 'client-secret-3', 'upstream-secret-4', 'cursor-secret-0123456789'];
 const MARKER = 'zebraquery';
 
@@ -25,7 +23,12 @@ describe('request log lines', () => {
     const flaky = await engine(['--id', 'flaky', '--fault', 'fail', '--fail-code', '-32015']);
     const gw = await gateway({
       engines: [
-        { id: 'web', transport: 'http', url: web.url, headers: { Authorization: 'Bearer upstream-secret-1', 'X-Api-Key': 'upstream-secret-4' } },
+        {
+          id: 'web',
+          transport: 'http',
+          url: web.url,
+          headers: { Authorization: 'Bearer upstream-secret-1', 'X-Api-Key': 'upstream-secret-4' },
+        },
         { id: 'local', transport: 'stdio', command: stdioEngineCommand(['--id', 'local']), env: { API_TOKEN: 'env-secret-2' } },
         { id: 'flaky', transport: 'http', url: flaky.url },
       ],
@@ -44,9 +47,15 @@ describe('request log lines', () => {
     });
     const first = lines.find((l) => l.id === 'req-1')!;
     expect(first).toMatchObject({
-      level: 30, method: 'retrieve', transport: 'http', code: 0, outcome: 'degraded',
-      engines: ['local', 'web'], degraded: [{ engine: 'flaky', reason: 'engine-error', code: -32015 }],
-      traceId: (ok.result?._meta as { traceId: string }).traceId, deadlineMs: 10_000,
+      level: 30,
+      method: 'retrieve',
+      transport: 'http',
+      code: 0,
+      outcome: 'degraded',
+      engines: ['local', 'web'],
+      degraded: [{ engine: 'flaky', reason: 'engine-error', code: -32015 }],
+      traceId: (ok.result?._meta as { traceId: string }).traceId,
+      deadlineMs: 10_000,
     });
     expect(typeof first.latencyMs).toBe('number');
     expect(first.query).toBeUndefined();
@@ -80,7 +89,10 @@ describe('request log lines', () => {
 
   it('write human-readable lines when pretty output is selected', async () => {
     const web = await engine(['--id', 'web']);
-    const gw = await gateway({ engines: [{ id: 'web', transport: 'http', url: web.url }] }, { ...process.env, RCPGW_LOG_FORMAT: 'pretty', NO_COLOR: '1' });
+    const gw = await gateway(
+      { engines: [{ id: 'web', transport: 'http', url: web.url }] },
+      { ...process.env, RCPGW_LOG_FORMAT: 'pretty', NO_COLOR: '1' },
+    );
     await rpc(gw.url, 'retrieve', { query: 'graph', k: 2 }, { id: 'pretty-1' });
     await until('a pretty request line', () => (/INFO.*request/.test(gw.stderr()) ? true : undefined));
     expect(gw.stderr()).toMatch(/method: "retrieve"/);

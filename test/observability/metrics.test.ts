@@ -16,8 +16,6 @@ const procs = suiteProcesses();
 const engine = procs.engine;
 const gateway = procs.gateway;
 
-
-
 const QUERY = 'retrieval fusion ranking';
 
 describe('metrics at /metrics on the main port', () => {
@@ -57,10 +55,15 @@ describe('metrics at /metrics on the main port', () => {
     writeControl(controlA, { fault: 'hang' });
     const controller = new AbortController();
     const pending = fetch(methodUrl(gw.url, 'retrieve'), {
-      method: 'POST', signal: controller.signal, headers: { 'content-type': 'application/json' },
+      method: 'POST',
+      signal: controller.signal,
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 'gone', method: 'retrieve', params: { query: 'cancel token stream', k: 3 } }),
     }).catch(() => 'aborted');
-    await waitForEvent(a.eventsFile, (e) => e.ev === 'request' && (e.params as { query?: string } | undefined)?.query === 'cancel token stream');
+    await waitForEvent(
+      a.eventsFile,
+      (e) => e.ev === 'request' && (e.params as { query?: string } | undefined)?.query === 'cancel token stream',
+    );
     controller.abort();
     expect(await pending).toBe('aborted');
     const samples = await until('the disconnect to be counted', async () => {

@@ -10,16 +10,28 @@ import { codeLabel, methodLabel } from '../../src/node/observability/metrics.js'
 import { carryRestartOnly, planReload } from '../../src/core/ops/reload-plan.js';
 import { Generations } from '../../src/core/ops/generations.js';
 
-const view = (id: string, status: string, breaker: string) => ({ id, status, queueDepth: 0, activeCalls: 0, breaker: { currentState: breaker } });
+const view = (id: string, status: string, breaker: string) => ({
+  id,
+  status,
+  queueDepth: 0,
+  activeCalls: 0,
+  breaker: { currentState: breaker },
+});
 
 describe('readiness', () => {
   it('needs one initialized engine whose breaker is not open, and no drain', () => {
     expect(readiness([view('a', 'ready', 'closed')], false)).toMatchObject({ ready: true });
     expect(readiness([view('a', 'ready', 'half-open'), view('b', 'down', 'closed')], false)).toMatchObject({ ready: true });
     expect(readiness([], false)).toMatchObject({ ready: false, reason: 'no engine is initialized' });
-    expect(readiness([view('a', 'down', 'closed'), view('b', 'starting', 'closed')], false)).toMatchObject({ ready: false, reason: 'no engine is initialized' });
-    expect(readiness([view('a', 'ready', 'open'), view('b', 'down', 'closed')], false))
-      .toMatchObject({ ready: false, reason: 'every ready engine has an open circuit breaker', engines: { total: 2, ready: 1, breakerOpen: 1 } });
+    expect(readiness([view('a', 'down', 'closed'), view('b', 'starting', 'closed')], false)).toMatchObject({
+      ready: false,
+      reason: 'no engine is initialized',
+    });
+    expect(readiness([view('a', 'ready', 'open'), view('b', 'down', 'closed')], false)).toMatchObject({
+      ready: false,
+      reason: 'every ready engine has an open circuit breaker',
+      engines: { total: 2, ready: 1, breakerOpen: 1 },
+    });
     expect(readiness([view('a', 'ready', 'closed')], true)).toMatchObject({ ready: false, reason: 'draining for shutdown' });
   });
 });
@@ -38,7 +50,10 @@ describe('metric labels', () => {
 });
 
 function config(engines: Array<Partial<EngineConfig> & { id: string }>, gateway: Record<string, unknown> = {}) {
-  return parseConfig({ engines: engines.map((e) => ({ transport: 'http', url: `http://127.0.0.1:1/${e.id}`, ...e })), gateway }, { baseDir: '/' }).config;
+  return parseConfig(
+    { engines: engines.map((e) => ({ transport: 'http', url: `http://127.0.0.1:1/${e.id}`, ...e })), gateway },
+    { baseDir: '/' },
+  ).config;
 }
 
 describe('reload planning', () => {
@@ -46,24 +61,41 @@ describe('reload planning', () => {
   const engines = current.engines.map((c) => ({ id: c.id, config: c }));
 
   it('keeps unchanged engines, retunes policy changes, replaces connection changes', () => {
-    const next = config([
-      { id: 'keep' },
-      { id: 'tune', weight: 3, priority: 9 },
-      { id: 'move', url: 'http://127.0.0.1:2/elsewhere' },
-      { id: 'inherit' },
-      { id: 'new' },
-    ], { engineTimeoutMs: 8_000 });
+    const next = config(
+      [
+        { id: 'keep' },
+        { id: 'tune', weight: 3, priority: 9 },
+        { id: 'move', url: 'http://127.0.0.1:2/elsewhere' },
+        { id: 'inherit' },
+        { id: 'new' },
+      ],
+      { engineTimeoutMs: 8_000 },
+    );
     const plan = planReload(engines, current.gateway, next);
-    expect(plan.summary).toEqual({ added: ['new'], removed: ['drop'], replaced: ['move'], retuned: ['tune'], unchanged: ['keep', 'inherit'] });
+    expect(plan.summary).toEqual({
+      added: ['new'],
+      removed: ['drop'],
+      replaced: ['move'],
+      retuned: ['tune'],
+      unchanged: ['keep', 'inherit'],
+    });
     expect(plan.retire.map((e) => e.id).sort()).toEqual(['drop', 'move']);
-    expect(plan.slots.map((s) => ('keep' in s ? `keep:${s.keep.id}` : `create:${s.create.id}`)))
-      .toEqual(['keep:keep', 'keep:tune', 'create:move', 'keep:inherit', 'create:new']);
+    expect(plan.slots.map((s) => ('keep' in s ? `keep:${s.keep.id}` : `create:${s.create.id}`))).toEqual([
+      'keep:keep',
+      'keep:tune',
+      'create:move',
+      'keep:inherit',
+      'create:new',
+    ]);
   });
 
   it('treats a changed inherited default (timeout, breaker) as a connection change', () => {
     const slower = planReload(engines, current.gateway, config(current.engines, { engineTimeoutMs: 9_000 }));
     expect(slower.summary.replaced).toEqual(['keep', 'tune', 'move', 'drop', 'inherit']);
-    const pinned = config(current.engines.map((e) => ({ ...e, timeoutMs: 8_000 })), { engineTimeoutMs: 9_000 });
+    const pinned = config(
+      current.engines.map((e) => ({ ...e, timeoutMs: 8_000 })),
+      { engineTimeoutMs: 9_000 },
+    );
     expect(planReload(engines, current.gateway, pinned).summary.replaced).toEqual([]);
     const breaker = planReload(engines, current.gateway, config(current.engines, { breaker: { volumeThreshold: 9 } }));
     expect(breaker.summary.replaced).toHaveLength(5);
@@ -89,8 +121,12 @@ describe('request generations', () => {
     const drained2 = generations.advance();
     let done1 = false;
     let done2 = false;
-    void drained1.then(() => { done1 = true; });
-    void drained2.then(() => { done2 = true; });
+    void drained1.then(() => {
+      done1 = true;
+    });
+    void drained2.then(() => {
+      done2 = true;
+    });
     generations.leave(second);
     await Promise.resolve();
     await Promise.resolve();

@@ -7,7 +7,17 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { rpc } from '../support/http-client.js';
-import { GATEWAY_CLI, readEvents, startGateway, stdioEngineCommand, tmpDir, waitForEvent, writeConfig, writeControl, type GatewayHandle } from '../support/processes.js';
+import {
+  GATEWAY_CLI,
+  readEvents,
+  startGateway,
+  stdioEngineCommand,
+  tmpDir,
+  waitForEvent,
+  writeConfig,
+  writeControl,
+  type GatewayHandle,
+} from '../support/processes.js';
 import { StdioClient } from '../support/stdio-client.js';
 import { suiteProcesses } from '../support/suite.js';
 import { schemaCrossCheck } from '../support/spec-validator.js';
@@ -15,7 +25,10 @@ import { logLines, metricValue, origin, scrape, until } from './support.js';
 
 const procs = suiteProcesses();
 
-interface Outcome { engines: string[]; error?: number }
+interface Outcome {
+  engines: string[];
+  error?: number;
+}
 
 /** `concurrency` clients sending retrieves back to back until stopped. */
 function load(url: string, concurrency: number): { outcomes: Outcome[]; stop: () => Promise<void> } {
@@ -27,7 +40,13 @@ function load(url: string, concurrency: number): { outcomes: Outcome[]; stop: ()
       outcomes.push(res.error ? { engines: [], error: res.error.code } : { engines: (res.result?._meta as { engines: string[] }).engines });
     }
   });
-  return { outcomes, stop: async () => { running = false; await Promise.all(loops); } };
+  return {
+    outcomes,
+    stop: async () => {
+      running = false;
+      await Promise.all(loops);
+    },
+  };
 }
 
 function engineEntry(id: string, events: string, extra: string[] = [], settings: Record<string, unknown> = {}): Record<string, unknown> {
@@ -86,7 +105,9 @@ describe('hot reload over HTTP', () => {
     // 3. An invalid file: rejected with the exact problem; b keeps serving.
     writeConfig(dir, { engines: [{ id: 'b', transport: 'http', url: 'not a url' }] });
     gw.proc.kill('SIGHUP');
-    const rejected = await until('the rejection', () => logLines(gw.stderr()).find((l) => typeof l.msg === 'string' && l.msg.startsWith('config reload rejected')));
+    const rejected = await until('the rejection', () =>
+      logLines(gw.stderr()).find((l) => typeof l.msg === 'string' && l.msg.startsWith('config reload rejected')),
+    );
     expect(rejected.level).toBe(50);
     expect(rejected.msg).toContain('engines[0].url: expected an http(s) URL');
     const beforeInvalid = traffic.outcomes.length;
@@ -139,7 +160,9 @@ describe('hot reload over stdio', () => {
     const configFile = writeConfig(dir, { engines: [a], gateway: { watchConfig: false } });
     const client = new StdioClient([process.execPath, GATEWAY_CLI, 'stdio', '--config', configFile]);
     procs.defer(async () => client.kill());
-    expect((await client.request('initialize', { protocolVersion: 1, client: { name: 'reload-test', version: '0' }, capabilities: {} })).result).toBeDefined();
+    expect(
+      (await client.request('initialize', { protocolVersion: 1, client: { name: 'reload-test', version: '0' }, capabilities: {} })).result,
+    ).toBeDefined();
 
     const answers: Array<Promise<{ error?: { code: number } }>> = [];
     const send = (n: number): void => {
@@ -147,7 +170,10 @@ describe('hot reload over stdio', () => {
     };
     send(40);
     // a's timeout changes (a connection setting) → replaced by a new process; c is added.
-    writeConfig(dir, { engines: [{ ...a, timeoutMs: 7_000 }, engineEntry('c', eventsC, ['--id-prefix', 'c-'])], gateway: { watchConfig: false } });
+    writeConfig(dir, {
+      engines: [{ ...a, timeoutMs: 7_000 }, engineEntry('c', eventsC, ['--id-prefix', 'c-'])],
+      gateway: { watchConfig: false },
+    });
     client.proc.kill('SIGHUP');
     send(40);
     await client.waitForStderr(/"msg":"config reloaded"/);

@@ -95,8 +95,12 @@ export function runCli(args: string[], timeoutMs = 20_000): Promise<{ code: numb
     const child = spawn(process.execPath, [GATEWAY_CLI, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => { stdout += c; });
-    child.stderr.setEncoding('utf8').on('data', (c: string) => { stderr += c; });
+    child.stdout.setEncoding('utf8').on('data', (c: string) => {
+      stdout += c;
+    });
+    child.stderr.setEncoding('utf8').on('data', (c: string) => {
+      stderr += c;
+    });
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`rcp-gateway ${args.join(' ')} did not finish in ${timeoutMs} ms\n${stderr}`));

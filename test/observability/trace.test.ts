@@ -8,8 +8,14 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rpc } from '../support/http-client.js';
 import {
-  startGateway, startHttpEngine, stdioEngineCommand, tmpDir, waitForEvent,
-  type EngineEvent, type EngineHandle, type GatewayHandle,
+  startGateway,
+  startHttpEngine,
+  stdioEngineCommand,
+  tmpDir,
+  waitForEvent,
+  type EngineEvent,
+  type EngineHandle,
+  type GatewayHandle,
 } from '../support/processes.js';
 import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { logLines, until } from './support.js';
@@ -39,18 +45,22 @@ afterAll(async () => {
 });
 
 type Meta = { traceId?: string };
-const metaOf = (e: EngineEvent): Meta => ((e.params as { _meta?: Meta } | undefined)?._meta ?? {});
+const metaOf = (e: EngineEvent): Meta => (e.params as { _meta?: Meta } | undefined)?._meta ?? {};
 const headerOf = (e: EngineEvent, name: string): string | undefined => {
   const value = e.headers?.[name];
   return Array.isArray(value) ? value[0] : value;
 };
 
 /** The engines' view of the request that carried `traceId`, and the gateway's log line for it. */
-async function observed(traceId: string, method = 'retrieve'): Promise<{ web: EngineEvent; local?: EngineEvent; line: Record<string, unknown> }> {
+async function observed(
+  traceId: string,
+  method = 'retrieve',
+): Promise<{ web: EngineEvent; local?: EngineEvent; line: Record<string, unknown> }> {
   const web = await waitForEvent(httpEngine.eventsFile, (e) => e.ev === 'request' && e.method === method && metaOf(e).traceId === traceId);
-  const local = method === 'retrieve'
-    ? await waitForEvent(stdioEvents, (e) => e.ev === 'request' && e.method === method && metaOf(e).traceId === traceId)
-    : undefined;
+  const local =
+    method === 'retrieve'
+      ? await waitForEvent(stdioEvents, (e) => e.ev === 'request' && e.method === method && metaOf(e).traceId === traceId)
+      : undefined;
   const line = await until('the request log line', () => logLines(gw.stderr()).find((l) => l.msg === 'request' && l.traceId === traceId));
   return { web, local, line };
 }
@@ -59,7 +69,12 @@ describe('trace propagation', () => {
   it('forwards a W3C traceparent to every engine under our own span', async () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const callerSpan = '00f067aa0ba902b7';
-    const res = await rpc(gw.url, 'retrieve', { query: 'graph index', k: 3 }, { headers: { traceparent: `00-${traceId}-${callerSpan}-01` } });
+    const res = await rpc(
+      gw.url,
+      'retrieve',
+      { query: 'graph index', k: 3 },
+      { headers: { traceparent: `00-${traceId}-${callerSpan}-01` } },
+    );
     expect((res.result?._meta as Meta).traceId).toBe(traceId);
     const { web, local, line } = await observed(traceId);
     const forwarded = headerOf(web, 'traceparent');

@@ -64,11 +64,19 @@ afterAll(async () => {
   expect(emittedErrors()).toEqual([]);
 });
 
-interface Transition { engine: string; from: string; to: string; resetTimeoutMs?: number; openings?: number }
+interface Transition {
+  engine: string;
+  from: string;
+  to: string;
+  resetTimeoutMs?: number;
+  openings?: number;
+}
 
 /** The gateway's `circuit breaker transition` log lines for `engine`, in order. */
 function transitionsOf(engine: string): Transition[] {
-  return gateway.stderr().split('\n')
+  return gateway
+    .stderr()
+    .split('\n')
     .filter((line) => line.includes('circuit breaker transition'))
     .map((line) => JSON.parse(line) as Transition)
     .filter((t) => t.engine === engine);
@@ -134,8 +142,14 @@ describe('a flapping engine', () => {
   it('logs every transition', async () => {
     const transitions = transitionsOf('flappy').map((t) => `${t.from}>${t.to}`);
     expect(transitions).toEqual([
-      'closed>open', 'open>half-open', 'half-open>closed',
-      'closed>open', 'open>half-open', 'half-open>open', 'open>half-open', 'half-open>closed',
+      'closed>open',
+      'open>half-open',
+      'half-open>closed',
+      'closed>open',
+      'open>half-open',
+      'half-open>open',
+      'open>half-open',
+      'half-open>closed',
     ]);
   });
 });

@@ -11,16 +11,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import {
-  readEvents, startGateway, startHttpEngine, stdioEngineCommand, tmpDir, waitForEvent, writeControl,
-  type EngineHandle, type GatewayHandle,
+  readEvents,
+  startGateway,
+  startHttpEngine,
+  stdioEngineCommand,
+  tmpDir,
+  waitForEvent,
+  writeControl,
+  type EngineHandle,
+  type GatewayHandle,
 } from '../support/processes.js';
 import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { catalog, enginePids, expectAllGone, expectHealthyAnswer, notesOf, retrieve, waitUntil } from './helpers.js';
 
 type Expectation =
-  | { kind: 'clean' }
-  | { kind: 'sanitized'; note: RegExp }
-  | { kind: 'dropped'; reason: string; code: number; note?: RegExp };
+  { kind: 'clean' } | { kind: 'sanitized'; note: RegExp } | { kind: 'dropped'; reason: string; code: number; note?: RegExp };
 
 interface FaultCase {
   mode: string;
@@ -30,16 +35,26 @@ interface FaultCase {
 }
 
 const clean: Expectation = { kind: 'clean' };
-const dropped = (reason: string, code: number, note?: RegExp): Expectation => ({ kind: 'dropped', reason, code, ...(note ? { note } : {}) });
+const dropped = (reason: string, code: number, note?: RegExp): Expectation => ({
+  kind: 'dropped',
+  reason,
+  code,
+  ...(note ? { note } : {}),
+});
 const sanitized = (note: RegExp): Expectation => ({ kind: 'sanitized', note });
 
 const MATRIX: FaultCase[] = [
   { mode: 'ok', http: clean, stdio: clean },
   { mode: 'slow', control: { delayMs: 100 }, http: clean, stdio: clean },
   { mode: 'hang', http: dropped('timeout', -32014), stdio: dropped('timeout', -32014) },
-  { mode: 'fail', http: dropped('engine-error', -32603, /retried once after -32603/), stdio: dropped('engine-error', -32603, /retried once after -32603/) },
   {
-    mode: 'rate-limit', control: { retryAfterMs: 50 },
+    mode: 'fail',
+    http: dropped('engine-error', -32603, /retried once after -32603/),
+    stdio: dropped('engine-error', -32603, /retried once after -32603/),
+  },
+  {
+    mode: 'rate-limit',
+    control: { retryAfterMs: 50 },
     http: dropped('engine-error', -32011, /retried once after -32011 \(waited 50 ms\)/),
     stdio: dropped('engine-error', -32011, /retried once after -32011 \(waited 50 ms\)/),
   },
@@ -51,7 +66,11 @@ const MATRIX: FaultCase[] = [
   { mode: 'nonnumeric-scores', http: sanitized(/non-numeric score dropped/), stdio: sanitized(/non-numeric score dropped/) },
   { mode: 'nan-score', http: sanitized(/non-numeric score dropped/), stdio: sanitized(/non-numeric score dropped/) },
   { mode: 'duplicate-ids', http: sanitized(/duplicate hit id\(s\) dropped/), stdio: sanitized(/duplicate hit id\(s\) dropped/) },
-  { mode: 'too-many-hits', http: sanitized(/answered 24 hits for 8 asked; extra hits cut/), stdio: sanitized(/answered 24 hits for 8 asked; extra hits cut/) },
+  {
+    mode: 'too-many-hits',
+    http: sanitized(/answered 24 hits for 8 asked; extra hits cut/),
+    stdio: sanitized(/answered 24 hits for 8 asked; extra hits cut/),
+  },
   { mode: 'huge', control: { hugeBytes: 200_000 }, http: dropped('too-large', -32603), stdio: dropped('too-large', -32603) },
   // A response with an id we never sent: over HTTP it is the answer to our request, and wrong;
   // over stdio it cannot be matched to any call, so the call runs into its deadline.
@@ -87,7 +106,10 @@ beforeAll(async () => {
         { id: 'ok', transport: 'http', url: ok.url },
         { id: 'bad-http', transport: 'http', url: badHttp.url, maxResponseBytes: 65_536, breaker },
         {
-          id: 'bad-stdio', transport: 'stdio', maxResponseBytes: 65_536, breaker,
+          id: 'bad-stdio',
+          transport: 'stdio',
+          maxResponseBytes: 65_536,
+          breaker,
           command: stdioEngineCommand(['--id', 'bad-stdio', '--id-prefix', 's-', '--control', stdioControl, '--events', stdioEvents]),
         },
       ],
@@ -150,7 +172,11 @@ describe('an engine failing at a rate', () => {
     let contributed = 0;
     let droppedCount = 0;
     for (let i = 0; i < 12; i++) {
-      const result = expectHealthyAnswer(await retrieve(gateway.url, { deadlineMs: DEADLINE_MS, engines: ['ok', 'bad-http'] }), DEADLINE_MS, 'ok');
+      const result = expectHealthyAnswer(
+        await retrieve(gateway.url, { deadlineMs: DEADLINE_MS, engines: ['ok', 'bad-http'] }),
+        DEADLINE_MS,
+        'ok',
+      );
       const hasHits = result.hits.some((h) => h.meta.engine === 'bad-http');
       const wasDropped = (result._meta.degraded ?? []).some((d) => d.engine === 'bad-http' && d.code === -32603);
       expect(hasHits !== wasDropped).toBe(true);
@@ -168,7 +194,10 @@ describe('an expired leg is aborted upstream', () => {
     const before = readEvents(badHttp.eventsFile).filter((e) => e.ev === 'abort').length;
     const res = await retrieve(gateway.url, { deadlineMs: 300, engines: ['ok', 'bad-http'] });
     expectHealthyAnswer(res, 300, 'ok');
-    await waitForEvent(badHttp.eventsFile, (e) => e.ev === 'abort' && readEvents(badHttp.eventsFile).filter((x) => x.ev === 'abort').length > before);
+    await waitForEvent(
+      badHttp.eventsFile,
+      (e) => e.ev === 'abort' && readEvents(badHttp.eventsFile).filter((x) => x.ev === 'abort').length > before,
+    );
   });
 
   it('over stdio the engine gets notifications/cancel with the upstream id', async () => {
@@ -177,7 +206,9 @@ describe('an expired leg is aborted upstream', () => {
     const seen = readEvents(stdioEvents).length;
     const res = await retrieve(gateway.url, { deadlineMs: 300, engines: ['ok', 'bad-stdio'] });
     expectHealthyAnswer(res, 300, 'ok');
-    const request = readEvents(stdioEvents).slice(seen).find((e) => e.ev === 'request' && e.method === 'retrieve');
+    const request = readEvents(stdioEvents)
+      .slice(seen)
+      .find((e) => e.ev === 'request' && e.method === 'retrieve');
     expect(request).toBeDefined();
     await waitForEvent(stdioEvents, (e) => e.ev === 'cancel' && e.id === request!.id && e.known === true);
   });

@@ -6,14 +6,26 @@ import { expect } from 'vitest';
 import { rpc, type RpcReply } from '../support/http-client.js';
 import { readEvents } from '../support/processes.js';
 
-export interface Hit { id: string | number; score: number; meta: { engine: string } }
-export interface Degraded { engine: string; code: number; reason: string; detail?: string }
+export interface Hit {
+  id: string | number;
+  score: number;
+  meta: { engine: string };
+}
+export interface Degraded {
+  engine: string;
+  code: number;
+  reason: string;
+  detail?: string;
+}
 export interface RetrieveResult {
   hits: Hit[];
   usage: { notes?: string[]; latencyMs: number; candidates: number };
   _meta: { engines: string[]; degraded?: Degraded[]; deadlineMs: number };
 }
-export interface CatalogEngine { id: string; _meta: { status: string; breaker: string; breakerOpenings: number; breakerRetryInMs?: number } }
+export interface CatalogEngine {
+  id: string;
+  _meta: { status: string; breaker: string; breakerOpenings: number; breakerRetryInMs?: number };
+}
 
 /** The healthy engines' vocabulary (test-engine built-in corpus). */
 export const QUERY = 'retrieval ranking fusion vector sparse graph';
@@ -21,7 +33,10 @@ export const QUERY = 'retrieval ranking fusion vector sparse graph';
 let nextId = 1_000;
 
 /** A federated retrieve; `engines` restricts the fan-out via the gateway's vendor `_meta`. */
-export function retrieve(url: string, opts: { deadlineMs?: number; engines?: string[]; k?: number } = {}): Promise<RpcReply<RetrieveResult>> {
+export function retrieve(
+  url: string,
+  opts: { deadlineMs?: number; engines?: string[]; k?: number } = {},
+): Promise<RpcReply<RetrieveResult>> {
   const meta: Record<string, unknown> = {};
   if (opts.deadlineMs !== undefined) meta.deadlineMs = opts.deadlineMs;
   if (opts.engines) meta['x-rcpgw'] = { engines: opts.engines };
@@ -40,7 +55,11 @@ export async function catalog(url: string): Promise<Map<string, CatalogEngine>> 
 }
 
 /** Poll `check` until it returns a value other than undefined/false, or fail after `timeoutMs`. */
-export async function waitUntil<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000): Promise<T> {
+export async function waitUntil<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -56,7 +75,9 @@ export async function breakerState(url: string, engine: string): Promise<string 
 
 /** Engine process ids from a test engine's `start` events (one per (re)start). */
 export function enginePids(eventsFile: string): number[] {
-  return readEvents(eventsFile).filter((e) => e.ev === 'start' && typeof e.pid === 'number').map((e) => e.pid!);
+  return readEvents(eventsFile)
+    .filter((e) => e.ev === 'start' && typeof e.pid === 'number')
+    .map((e) => e.pid!);
 }
 
 /** Requests an engine received for `method` (its own view, from the events file). */

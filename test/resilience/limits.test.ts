@@ -9,8 +9,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StdioClient } from '../support/stdio-client.js';
 import {
-  GATEWAY_CLI, REPO_ROOT, readEvents, startGateway, startHttpEngine, tmpDir, waitForEvent, writeConfig,
-  type EngineHandle, type GatewayHandle,
+  GATEWAY_CLI,
+  REPO_ROOT,
+  readEvents,
+  startGateway,
+  startHttpEngine,
+  tmpDir,
+  waitForEvent,
+  writeConfig,
+  type EngineHandle,
+  type GatewayHandle,
 } from '../support/processes.js';
 import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { expectHealthyAnswer, notesOf, QUERY, requestsSeen, retrieve, type RetrieveResult } from './helpers.js';
@@ -52,7 +60,10 @@ describe('gateway-wide in-flight cap', () => {
   beforeAll(async () => {
     hang = await engine(['--id', 'hang', '--fault', 'hang']);
     configFile = writeConfig(tmpDir('rcp-cap-'), {
-      engines: [{ id: 'ok', transport: 'http', url: ok.url }, { id: 'hang', transport: 'http', url: hang.url }],
+      engines: [
+        { id: 'ok', transport: 'http', url: ok.url },
+        { id: 'hang', transport: 'http', url: hang.url },
+      ],
       gateway: { maxInFlight: 2, deadlineMs: 5_000, logLevel: 'warn' },
     });
     gw = await startGateway({ configFile });
@@ -115,7 +126,9 @@ describe('per-engine limiter and deadlines', () => {
   it('a full queue skips the engine for that call, noted, instead of queueing', async () => {
     const [a, b] = await Promise.all([1, 2].map(() => retrieve(gw.url, { engines: ['ok', 'slowq'] })));
     const results = [a!, b!].map((res) => expectHealthyAnswer(res, 2_000, 'ok'));
-    const shed = results.filter((r) => r._meta.degraded?.some((d) => d.engine === 'slowq' && d.reason === 'queue-full' && d.code === -32011));
+    const shed = results.filter((r) =>
+      r._meta.degraded?.some((d) => d.engine === 'slowq' && d.reason === 'queue-full' && d.code === -32011),
+    );
     expect(shed).toHaveLength(1);
     expect(notesOf(shed[0]!)).toContain('engine slowq dropped: queue-full (-32011)');
     expect(results.filter((r) => r.hits.some((h) => h.meta.engine === 'slowq'))).toHaveLength(1);
@@ -136,7 +149,9 @@ describe('per-engine limiter and deadlines', () => {
   it('the overall deadline is min(config, _meta.deadlineMs), forwarded strictly smaller', async () => {
     expectHealthyAnswer(await retrieve(gw.url, { deadlineMs: 500, engines: ['ok'] }), 500, 'ok');
     expectHealthyAnswer(await retrieve(gw.url, { deadlineMs: 60_000, engines: ['ok'] }), 2_000, 'ok');
-    const forwarded = readEvents(ok.eventsFile).filter((e) => e.ev === 'request' && e.method === 'retrieve').slice(-2)
+    const forwarded = readEvents(ok.eventsFile)
+      .filter((e) => e.ev === 'request' && e.method === 'retrieve')
+      .slice(-2)
       .map((e) => (e.params as { _meta: { deadlineMs: number } })._meta.deadlineMs);
     expect(forwarded[0]).toBeLessThan(500);
     expect(forwarded[1]).toBeLessThan(2_000);
@@ -162,7 +177,8 @@ describe('retries with a budget', () => {
         { id: 'limited', transport: 'http', url: limited.url },
       ],
       gateway: {
-        deadlineMs: 2_000, logLevel: 'warn',
+        deadlineMs: 2_000,
+        logLevel: 'warn',
         breaker: { volumeThreshold: 1_000 },
         retry: { budgetRatio: 0, minPerWindow: 2, windowMs: 60_000, backoffMs: 10 },
       },
@@ -191,7 +207,8 @@ describe('retries with a budget', () => {
 
   it('stops retrying once the gateway-wide budget is spent', async () => {
     const notes: string[] = [];
-    for (let i = 0; i < 3; i++) notes.push(notesOf(expectHealthyAnswer(await retrieve(gw.url, { engines: ['ok', 'failing'] }), 2_000, 'ok')));
+    for (let i = 0; i < 3; i++)
+      notes.push(notesOf(expectHealthyAnswer(await retrieve(gw.url, { engines: ['ok', 'failing'] }), 2_000, 'ok')));
     // Budget: 2 retries per window; the first test used one. So 3 more calls → 1 retry.
     expect(requestsSeen(failing.eventsFile)).toBe(2 + 3 + 1);
     expect(notes.filter((n) => /retried once/.test(n))).toHaveLength(1);

@@ -6,9 +6,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { StdioClient } from '../support/stdio-client.js';
-import {
-  GATEWAY_CLI, REPO_ROOT, startGateway, stdioEngineCommand, tmpDir, waitForEvent, writeConfig,
-} from '../support/processes.js';
+import { GATEWAY_CLI, REPO_ROOT, startGateway, stdioEngineCommand, tmpDir, waitForEvent, writeConfig } from '../support/processes.js';
 import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { enginePids, expectAllGone, QUERY, retrieve, type RetrieveResult } from './helpers.js';
 
@@ -24,7 +22,11 @@ function setup(name: string): { configFile: string; hangEvents: string; slowEven
   const configFile = writeConfig(dir, {
     engines: [
       { id: 'hang', transport: 'stdio', command: stdioEngineCommand(['--id', 'hang', '--fault', 'hang', '--events', hangEvents]) },
-      { id: 'slow', transport: 'stdio', command: stdioEngineCommand(['--id', 'slow', '--fault', 'slow', '--delay-ms', '300', '--events', slowEvents]) },
+      {
+        id: 'slow',
+        transport: 'stdio',
+        command: stdioEngineCommand(['--id', 'slow', '--fault', 'slow', '--delay-ms', '300', '--events', slowEvents]),
+      },
     ],
     gateway: { deadlineMs: 30_000, engineTimeoutMs: 30_000, drainTimeoutMs: 1_500, logLevel: 'warn' },
   });

@@ -7,8 +7,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import {
-  readEvents, startGateway, startHttpEngine, stdioEngineCommand, tmpDir, waitForEvent, writeControl,
-  type EngineHandle, type GatewayHandle,
+  readEvents,
+  startGateway,
+  startHttpEngine,
+  stdioEngineCommand,
+  tmpDir,
+  waitForEvent,
+  writeControl,
+  type EngineHandle,
+  type GatewayHandle,
 } from '../support/processes.js';
 import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { catalog, enginePids, expectAllGone, expectHealthyAnswer, isAlive, retrieve, waitUntil } from './helpers.js';
@@ -36,8 +43,16 @@ beforeAll(async () => {
     config: {
       engines: [
         { id: 'ok', transport: 'http', url: ok.url, required: true },
-        { id: 'crashy', transport: 'stdio', command: stdioEngineCommand(['--id', 'crashy', '--id-prefix', 'c-', '--control', control, '--events', crashyEvents]) },
-        { id: 'broken', transport: 'stdio', command: stdioEngineCommand(['--id', 'broken', '--fault-init', 'fail', '--events', brokenEvents]) },
+        {
+          id: 'crashy',
+          transport: 'stdio',
+          command: stdioEngineCommand(['--id', 'crashy', '--id-prefix', 'c-', '--control', control, '--events', crashyEvents]),
+        },
+        {
+          id: 'broken',
+          transport: 'stdio',
+          command: stdioEngineCommand(['--id', 'broken', '--fault-init', 'fail', '--events', brokenEvents]),
+        },
         { id: 'late', transport: 'http', url: `http://127.0.0.1:${latePort}/rcp` },
         { id: 'missing', transport: 'stdio', command: [path.join(dir, 'no-such-engine')] },
       ],
@@ -117,14 +132,16 @@ describe('engines down at startup', () => {
 
   it('a required engine that cannot start fails the startup', async () => {
     const dir = tmpDir('rcp-required-');
-    await expect(startGateway({
-      config: {
-        engines: [
-          { id: 'ok', transport: 'http', url: ok.url },
-          { id: 'vital', transport: 'stdio', required: true, command: [path.join(dir, 'no-such-engine')] },
-        ],
-      },
-    })).rejects.toThrow(/exited \(code 1[\s\S]*required engine\(s\) failed to start: vital/);
+    await expect(
+      startGateway({
+        config: {
+          engines: [
+            { id: 'ok', transport: 'http', url: ok.url },
+            { id: 'vital', transport: 'stdio', required: true, command: [path.join(dir, 'no-such-engine')] },
+          ],
+        },
+      }),
+    ).rejects.toThrow(/exited \(code 1[\s\S]*required engine\(s\) failed to start: vital/);
   });
 });
 

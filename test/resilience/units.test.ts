@@ -25,8 +25,13 @@ interface Harness {
 
 function harness(overrides: Partial<BreakerSettings> = {}): Harness {
   const settings: BreakerSettings = {
-    errorThresholdPercentage: 50, rollingWindowMs: 10_000, rollingBuckets: 10, volumeThreshold: 5,
-    resetTimeoutMs: 40, maxResetTimeoutMs: 60_000, ...overrides,
+    errorThresholdPercentage: 50,
+    rollingWindowMs: 10_000,
+    rollingBuckets: 10,
+    volumeThreshold: 5,
+    resetTimeoutMs: 40,
+    maxResetTimeoutMs: 60_000,
+    ...overrides,
   };
   const transitions: Harness['transitions'] = [];
   const waiters: Array<{ to: BreakerState; resolve: (info: TransitionInfo) => void }> = [];
@@ -98,7 +103,12 @@ describe('circuit breaker', () => {
     const h = harness();
     await openIt(h);
     let called = 0;
-    const err = await h.breaker.fire(async () => { called++; return 1; }).catch((e: unknown) => e);
+    const err = await h.breaker
+      .fire(async () => {
+        called++;
+        return 1;
+      })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UpstreamError);
     expect((err as UpstreamError).reason).toBe('circuit-open');
     expect(called).toBe(0);
@@ -112,10 +122,20 @@ describe('circuit breaker', () => {
     await halfOpen(h);
     let release!: () => void;
     let trialCalls = 0;
-    const trial = h.breaker.fire(() => { trialCalls++; return new Promise<string>((r) => { release = () => r('ok'); }); });
+    const trial = h.breaker.fire(() => {
+      trialCalls++;
+      return new Promise<string>((r) => {
+        release = () => r('ok');
+      });
+    });
     expect(h.breaker.admits).toBe(false);
     let others = 0;
-    const second = await h.breaker.fire(async () => { others++; return 'x'; }).catch((e: unknown) => e);
+    const second = await h.breaker
+      .fire(async () => {
+        others++;
+        return 'x';
+      })
+      .catch((e: unknown) => e);
     expect((second as UpstreamError).reason).toBe('circuit-open');
     expect(others).toBe(0);
     release();
@@ -196,7 +216,12 @@ describe('circuit breaker', () => {
   it('a call admitted before the breaker opened does not decide the half-open trial', async () => {
     const h = harness();
     let finishSlow!: () => void;
-    const slow = h.breaker.fire(() => new Promise<string>((r) => { finishSlow = () => r('late'); }));
+    const slow = h.breaker.fire(
+      () =>
+        new Promise<string>((r) => {
+          finishSlow = () => r('late');
+        }),
+    );
     await openIt(h);
     await halfOpen(h);
     finishSlow();
@@ -230,9 +255,15 @@ describe('retry layer', () => {
   const guard = (over: Partial<RetryGuard> = {}): RetryGuard & { decisions: RetryDecision[] } => {
     const decisions: RetryDecision[] = [];
     return {
-      method: 'retrieve', deadlineAt: performance.now() + 5_000, signal: new AbortController().signal,
-      budget: new RetryBudget({ budgetRatio: 0.1, minPerWindow: 10, windowMs: 10_000 }), reserveMs: 10, backoffMs: 1,
-      onDecision: (d) => decisions.push(d), decisions, ...over,
+      method: 'retrieve',
+      deadlineAt: performance.now() + 5_000,
+      signal: new AbortController().signal,
+      budget: new RetryBudget({ budgetRatio: 0.1, minPerWindow: 10, windowMs: 10_000 }),
+      reserveMs: 10,
+      backoffMs: 1,
+      onDecision: (d) => decisions.push(d),
+      decisions,
+      ...over,
     };
   };
   const failing = (errs: unknown[]): { attempt: () => Promise<string>; calls: () => number } => {
@@ -294,7 +325,10 @@ describe('retry layer', () => {
     const g = guard({ budget });
     let attempts = 0;
     for (let i = 0; i < 5; i++) {
-      await withRetry(() => { attempts++; return Promise.reject(fault()); }, g).catch(() => undefined);
+      await withRetry(() => {
+        attempts++;
+        return Promise.reject(fault());
+      }, g).catch(() => undefined);
     }
     expect(attempts).toBe(5 + 2);
     expect(g.decisions.filter((d) => d.kind === 'skipped').length).toBe(3);
@@ -309,7 +343,10 @@ describe('admission gate', () => {
     const c = gate.tryEnter();
     expect([a.ok, b.ok, c.ok]).toEqual([true, true, false]);
     if (!c.ok) expect(c.retryAfterMs).toBeGreaterThan(0);
-    if (a.ok) { a.release(); a.release(); }
+    if (a.ok) {
+      a.release();
+      a.release();
+    }
     expect(gate.inFlight).toBe(1);
     gate.drain();
     expect(gate.tryEnter().ok).toBe(false);
@@ -334,7 +371,11 @@ describe('NDJSON splitter bound', () => {
   it('drops an oversized line whole (its tail is not read as a line) and resumes after it', () => {
     const lines: string[] = [];
     let oversize = 0;
-    const splitter = new LineSplitter((l) => lines.push(l), 16, () => oversize++);
+    const splitter = new LineSplitter(
+      (l) => lines.push(l),
+      16,
+      () => oversize++,
+    );
     splitter.push('{"a":1}\n' + 'x'.repeat(10));
     splitter.push('y'.repeat(10));
     splitter.push('z'.repeat(5) + '\n{"b":2}\n');

@@ -28,7 +28,10 @@ describe('capability stability across an engine going down (§13.2)', () => {
       fleet.engine('retriever', withRetrieve()),
     ]);
     const config = writeConfig(tmpDir(), {
-      engines: [{ id: 'embedder', transport: 'http', url: embedder.url }, { id: 'retriever', transport: 'http', url: retriever.url }],
+      engines: [
+        { id: 'embedder', transport: 'http', url: embedder.url },
+        { id: 'retriever', transport: 'http', url: retriever.url },
+      ],
       gateway: { logLevel: 'warn' },
     });
     const client = new StdioClient([process.execPath, GATEWAY_CLI, 'stdio', '--config', config]);

@@ -18,14 +18,20 @@ beforeAll(async () => {
   const model = { dimension: 8, identity: 'shared-model' };
   [primary, otherModel, standby] = await Promise.all([
     fleet.engine('primary', withRetrieve({ embed: model, rerank: { methods: ['cross-encoder'] }, index: { writable: true } })),
-    fleet.engine('other-model', withRetrieve({ embed: { dimension: 8, identity: 'different-model' }, rerank: { methods: ['cross-encoder'] } })),
+    fleet.engine(
+      'other-model',
+      withRetrieve({ embed: { dimension: 8, identity: 'different-model' }, rerank: { methods: ['cross-encoder'] } }),
+    ),
     fleet.engine('standby', withRetrieve({ embed: model, rerank: { methods: ['cross-encoder'] }, index: { writable: true } })),
   ]);
-  gw = await fleet.gateway([
-    { engine: primary, priority: 10 },
-    { engine: otherModel, priority: 5 },
-    { engine: standby, priority: 1 },
-  ], { retry: { budgetRatio: 0, minPerWindow: 0 } });
+  gw = await fleet.gateway(
+    [
+      { engine: primary, priority: 10 },
+      { engine: otherModel, priority: 5 },
+      { engine: standby, priority: 1 },
+    ],
+    { retry: { budgetRatio: 0, minPerWindow: 0 } },
+  );
 });
 
 afterAll(async () => {
@@ -48,10 +54,16 @@ describe('read failover', () => {
       fleet.engine('shaky', withRetrieve({ rerank: { methods: ['cross-encoder'] } })),
       fleet.engine('backup', withRetrieve({ rerank: { methods: ['cross-encoder'] } })),
     ]);
-    const tripwire = await fleet.gateway([{ engine: shaky, priority: 2 }, { engine: backup, priority: 1 }], {
-      retry: { budgetRatio: 0, minPerWindow: 0 },
-      breaker: { volumeThreshold: 1, errorThresholdPercentage: 1, resetTimeoutMs: 60_000 },
-    });
+    const tripwire = await fleet.gateway(
+      [
+        { engine: shaky, priority: 2 },
+        { engine: backup, priority: 1 },
+      ],
+      {
+        retry: { budgetRatio: 0, minPerWindow: 0 },
+        breaker: { volumeThreshold: 1, errorThresholdPercentage: 1, resetTimeoutMs: 60_000 },
+      },
+    );
     writeControl(shaky.control, { fault: 'fail', faultAll: true, failCode: -32010 });
     const first = await rpc(tripwire.url, 'rerank', { query: 'q', passages: ['a'] });
     expect(metaOf(first).engine).toBe('backup');
@@ -91,7 +103,10 @@ describe('read failover', () => {
   it('never fails a write over to another engine', async () => {
     const before = standby.requests('index/add').length;
     const res = await rpc(gw.url, 'index/add', { documents: [{ id: 'w1', text: 'hypersonic intake' }] });
-    expect(errorOf(res)).toMatchObject({ code: -32010, data: { engine: 'primary', writes: [{ engine: 'primary', ok: false, code: -32010 }] } });
+    expect(errorOf(res)).toMatchObject({
+      code: -32010,
+      data: { engine: 'primary', writes: [{ engine: 'primary', ok: false, code: -32010 }] },
+    });
     expect(standby.requests('index/add')).toHaveLength(before);
   });
 });

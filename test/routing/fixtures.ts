@@ -4,7 +4,16 @@
  */
 import path from 'node:path';
 import { rpc, type RpcReply } from '../support/http-client.js';
-import { readEvents, startGateway, startHttpEngine, tmpDir, writeControl, type EngineEvent, type EngineHandle, type GatewayHandle } from '../support/processes.js';
+import {
+  readEvents,
+  startGateway,
+  startHttpEngine,
+  tmpDir,
+  writeControl,
+  type EngineEvent,
+  type EngineHandle,
+  type GatewayHandle,
+} from '../support/processes.js';
 
 export type Caps = Record<string, Record<string, unknown>>;
 
@@ -25,12 +34,17 @@ export class Fleet {
     const handle = await startHttpEngine(['--id', id, '--caps', JSON.stringify(caps), '--control', control, ...extra]);
     this.cleanups.push(() => handle.stop());
     return {
-      ...handle, id, control,
+      ...handle,
+      id,
+      control,
       requests: (method) => readEvents(handle.eventsFile).filter((e) => e.ev === 'request' && e.method === method),
     };
   }
 
-  async gateway(engines: ReadonlyArray<{ engine: TestEngine } & Record<string, unknown>>, gateway: Record<string, unknown> = {}): Promise<GatewayHandle> {
+  async gateway(
+    engines: ReadonlyArray<{ engine: TestEngine } & Record<string, unknown>>,
+    gateway: Record<string, unknown> = {},
+  ): Promise<GatewayHandle> {
     const config = {
       engines: engines.map(({ engine, ...rest }) => ({ id: engine.id, transport: 'http', url: engine.url, ...rest })),
       gateway: { logLevel: 'warn', ...gateway },

@@ -8,8 +8,16 @@ import type { GatewayHandle } from '../support/processes.js';
 import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { errorOf, Fleet, rpc, type TestEngine } from './fixtures.js';
 
-interface Hit { id: string; text: string; meta: { engine: string; engines?: unknown[] } }
-interface Result { hits: Hit[]; usage?: { notes?: string[] }; _meta: { fusion: string; engines: string[] } }
+interface Hit {
+  id: string;
+  text: string;
+  meta: { engine: string; engines?: unknown[] };
+}
+interface Result {
+  hits: Hit[];
+  usage?: { notes?: string[] };
+  _meta: { fusion: string; engines: string[] };
+}
 
 const fleet = new Fleet();
 let gw: GatewayHandle;
@@ -55,8 +63,14 @@ describe('choosing the fusion strategy', () => {
   });
 
   it('refuses a malformed vendor key with -32602 naming the field', async () => {
-    expect(errorOf(await rpc(gw.url, 'retrieve', { query: QUERY, _meta: { 'x-rcpgw': { fusion: 'borda' } } }))).toMatchObject({ code: -32602, data: { field: '_meta.x-rcpgw.fusion' } });
-    expect(errorOf(await rpc(gw.url, 'retrieve', { query: QUERY, _meta: { 'x-rcpgw': { engines: ['f1', 'ghost'] } } }))).toMatchObject({ code: -32602, data: { field: '_meta.x-rcpgw.engines' } });
+    expect(errorOf(await rpc(gw.url, 'retrieve', { query: QUERY, _meta: { 'x-rcpgw': { fusion: 'borda' } } }))).toMatchObject({
+      code: -32602,
+      data: { field: '_meta.x-rcpgw.fusion' },
+    });
+    expect(errorOf(await rpc(gw.url, 'retrieve', { query: QUERY, _meta: { 'x-rcpgw': { engines: ['f1', 'ghost'] } } }))).toMatchObject({
+      code: -32602,
+      data: { field: '_meta.x-rcpgw.engines' },
+    });
   });
 });
 

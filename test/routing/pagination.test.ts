@@ -19,13 +19,19 @@ let deep: TestEngine;
 let paged: TestEngine;
 let gw: GatewayHandle;
 
-interface Page { hits: EngineHit[]; nextCursor?: string; _meta: { engines: string[] } }
+interface Page {
+  hits: EngineHit[];
+  nextCursor?: string;
+  _meta: { engines: string[] };
+}
 
 beforeAll(async () => {
   [deep, paged] = await Promise.all([
     fleet.engine('deep', { retrieve: { maxK: 50, modes: ['sparse'], scoreFloor: 0 }, graph: { ops: ['local'] } }),
     // A small maxK: the gateway has to follow this engine's own cursors to read deeper.
-    fleet.engine('paged', { retrieve: { maxK: 4, modes: ['sparse'], scoreFloor: 0 }, pagination: {}, graph: { ops: ['local'] } }, ['--reverse']),
+    fleet.engine('paged', { retrieve: { maxK: 4, modes: ['sparse'], scoreFloor: 0 }, pagination: {}, graph: { ops: ['local'] } }, [
+      '--reverse',
+    ]),
   ]);
   gw = await fleet.gateway([{ engine: deep }, { engine: paged }], { cursorSecret: SECRET });
 });
@@ -82,10 +88,14 @@ describe('paging a fused result', () => {
       rpc<Page>(deep.url, 'retrieve', { query: QUERY, k: 6 }, { validate: false }),
       rpc<Page>(paged.url, 'retrieve', { query: QUERY, k: 4 }, { validate: false }),
     ]);
-    const big = fuse([
-      { engine: 'deep', weight: 1, hits: d.result!.hits, scoreFloor: 0 },
-      { engine: 'paged', weight: 1, hits: p.result!.hits, scoreFloor: 0 },
-    ], 'rrf', { k: Infinity, rrfK: 60, dedup: 'id' }).hits.map((h) => String(h.id));
+    const big = fuse(
+      [
+        { engine: 'deep', weight: 1, hits: d.result!.hits, scoreFloor: 0 },
+        { engine: 'paged', weight: 1, hits: p.result!.hits, scoreFloor: 0 },
+      ],
+      'rrf',
+      { k: Infinity, rrfK: 60, dedup: 'id' },
+    ).hits.map((h) => String(h.id));
     const served = pages.flatMap((page) => page.hits.map((h) => String(h.id)));
     expect(big.length).toBeGreaterThan(2 * k);
     expect(served.slice(0, big.length)).toEqual(big);
@@ -118,7 +128,10 @@ describe('cursor integrity', () => {
       expect(errorOf(res)).toMatchObject({ code: -32602, data: { field: 'cursor' } });
     }
     // A genuine cursor replayed with other params, or on another method, is refused too.
-    expect(errorOf(await rpc(gw.url, 'retrieve', { query: 'other words', k: 3, cursor }))).toMatchObject({ code: -32602, data: { field: 'cursor' } });
+    expect(errorOf(await rpc(gw.url, 'retrieve', { query: 'other words', k: 3, cursor }))).toMatchObject({
+      code: -32602,
+      data: { field: 'cursor' },
+    });
     expect(errorOf(await rpc(gw.url, 'retrieve', { query: QUERY, k: 4, cursor })).code).toBe(-32602);
     expect(errorOf(await rpc(gw.url, 'graph', { op: 'local', query: QUERY, k: 3, cursor })).code).toBe(-32602);
     // The genuine cursor still works.
@@ -127,11 +140,19 @@ describe('cursor integrity', () => {
 
   it('refuses an expired cursor with -32015', async () => {
     const params = { query: QUERY, k: 3 };
-    const expired = sealCursor({
-      method: 'retrieve', fingerprint: requestFingerprint(params, 'x-rcpgw'), expiresAt: Date.now() - 1,
-      position: { kind: 'fused', engines: ['deep', 'paged'], depth: { deep: 6, paged: 4 }, segment: 0, offset: 3 },
-    }, cursorKey(SECRET));
-    expect(errorOf(await rpc(gw.url, 'retrieve', { ...params, cursor: expired }))).toMatchObject({ code: -32015, data: { field: 'cursor' } });
+    const expired = sealCursor(
+      {
+        method: 'retrieve',
+        fingerprint: requestFingerprint(params, 'x-rcpgw'),
+        expiresAt: Date.now() - 1,
+        position: { kind: 'fused', engines: ['deep', 'paged'], depth: { deep: 6, paged: 4 }, segment: 0, offset: 3 },
+      },
+      cursorKey(SECRET),
+    );
+    expect(errorOf(await rpc(gw.url, 'retrieve', { ...params, cursor: expired }))).toMatchObject({
+      code: -32015,
+      data: { field: 'cursor' },
+    });
   });
 
   it('fails a later page with -32010 when an engine of its result set is gone', async () => {

@@ -21,7 +21,12 @@ function onNewConnection(url: string, method: 'GET' | 'POST', body?: string): Pr
     const headers = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
     const req = http.request(url, { method, agent: false, headers }, (res) => {
       let text = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => { text += chunk; }).on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      res
+        .setEncoding('utf8')
+        .on('data', (chunk: string) => {
+          text += chunk;
+        })
+        .on('end', () => resolve({ status: res.statusCode ?? 0, text }));
     });
     req.on('error', reject);
     req.end(body);
@@ -29,24 +34,36 @@ function onNewConnection(url: string, method: 'GET' | 'POST', body?: string): Pr
 }
 
 describe('serve --workers 2: one /metrics for the process', () => {
-  it('sums both workers\' counts whichever worker answers the scrape', async () => {
+  it("sums both workers' counts whichever worker answers the scrape", async () => {
     const dir = tmpDir('rcp-cluster-metrics-');
     // Each worker starts its own stdio engine; RCPGW_WORKER_ID (the worker's slot, 1..N, set by
     // the primary) gives each engine an events file of its own, so the test sees who served what.
     const events = path.join(dir, 'events-${RCPGW_WORKER_ID:-primary}.ndjson');
-    const gw = await procs.gateway({ engines: [{ id: 'local', transport: 'stdio', command: stdioEngineCommand(['--id', 'local', '--events', events]) }] }, { args: ['--workers', '2'] });
+    const gw = await procs.gateway(
+      { engines: [{ id: 'local', transport: 'stdio', command: stdioEngineCommand(['--id', 'local', '--events', events]) }] },
+      { args: ['--workers', '2'] },
+    );
     const origin = new URL(gw.url).origin;
 
     const REQUESTS = 10;
     for (let n = 1; n <= REQUESTS; n++) {
-      const answer = await onNewConnection(`${gw.url}/retrieve`, 'POST', JSON.stringify({ jsonrpc: '2.0', id: n, method: 'retrieve', params: { query: 'fusion ranking', k: 2 } }));
+      const answer = await onNewConnection(
+        `${gw.url}/retrieve`,
+        'POST',
+        JSON.stringify({ jsonrpc: '2.0', id: n, method: 'retrieve', params: { query: 'fusion ranking', k: 2 } }),
+      );
       const frame = JSON.parse(answer.text) as { error?: unknown };
       recordEmitted(frame, 'retrieve');
       expect(frame.error).toBeUndefined();
     }
     // Both workers served some of them.
-    const perWorker = [1, 2].map((id) => readEvents(path.join(dir, `events-${id}.ndjson`)).filter((e) => e.ev === 'request' && e.method === 'retrieve').length);
-    expect(perWorker.every((count) => count > 0), `retrieves per worker: ${perWorker.join(', ')}`).toBe(true);
+    const perWorker = [1, 2].map(
+      (id) => readEvents(path.join(dir, `events-${id}.ndjson`)).filter((e) => e.ev === 'request' && e.method === 'retrieve').length,
+    );
+    expect(
+      perWorker.every((count) => count > 0),
+      `retrieves per worker: ${perWorker.join(', ')}`,
+    ).toBe(true);
     expect(perWorker[0]! + perWorker[1]!).toBe(REQUESTS);
 
     // Every scrape (on fresh connections, so both workers take some) shows the process total.

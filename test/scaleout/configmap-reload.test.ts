@@ -14,15 +14,23 @@ import { createConfigMapVolume, updateConfigMapVolume } from './support/configma
 
 const procs = suiteProcesses();
 
-const engine = (id: string): Record<string, unknown> => ({ id, transport: 'stdio', command: stdioEngineCommand(['--id', id, '--id-prefix', `${id}:`]) });
+const engine = (id: string): Record<string, unknown> => ({
+  id,
+  transport: 'stdio',
+  command: stdioEngineCommand(['--id', id, '--id-prefix', `${id}:`]),
+});
 const config = (engines: Array<Record<string, unknown>>): string => JSON.stringify({ engines, gateway: { watchConfig: true } }, null, 2);
 
 describe('a ConfigMap-mounted config', () => {
   it('is reloaded when the kubelet swaps ..data, and a bad one is refused while the old one runs', async () => {
     const volume = path.join(tmpDir('rcp-configmap-'), 'config');
     createConfigMapVolume(volume, { 'config.json': config([engine('a')]) });
-    const gw = await procs.gateway(undefined, { configFile: path.join(volume, 'config.json'), env: { ...process.env, RCPGW_LOG_FORMAT: 'json' } });
-    const reloads = async (result: string): Promise<number> => metricValue(await scrape(origin(gw.url)), 'rcpgw_config_reloads_total', { result });
+    const gw = await procs.gateway(undefined, {
+      configFile: path.join(volume, 'config.json'),
+      env: { ...process.env, RCPGW_LOG_FORMAT: 'json' },
+    });
+    const reloads = async (result: string): Promise<number> =>
+      metricValue(await scrape(origin(gw.url)), 'rcpgw_config_reloads_total', { result });
     const enginesAnswering = async (): Promise<string[]> => {
       const answer = await rpc<{ _meta: { engines: string[] } }>(gw.url, 'retrieve', { query: 'fusion ranking', k: 2 });
       expect(answer.error).toBeUndefined();

@@ -30,7 +30,11 @@ function* jsFiles(dir: string): Generator<string> {
 }
 
 /** `lodash/fp` → `lodash`, `@scope/pkg/x` → `@scope/pkg`. */
-const packageOf = (specifier: string): string => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
+const packageOf = (specifier: string): string =>
+  specifier
+    .split('/')
+    .slice(0, specifier.startsWith('@') ? 2 : 1)
+    .join('/');
 
 describe('deploy/Dockerfile', () => {
   it('lints clean', () => {
@@ -63,16 +67,28 @@ describe('deploy/Dockerfile', () => {
   });
 
   it('copies only files that exist and that .dockerignore keeps in the build context', () => {
-    const sources = stages.flatMap((s) => argumentsOf(s, 'COPY'))
+    const sources = stages
+      .flatMap((s) => argumentsOf(s, 'COPY'))
       .filter((args) => !args.startsWith('--from'))
-      .flatMap((args) => args.split(/\s+/).filter((word) => !word.startsWith('--')).slice(0, -1));
+      .flatMap((args) =>
+        args
+          .split(/\s+/)
+          .filter((word) => !word.startsWith('--'))
+          .slice(0, -1),
+      );
     expect(sources.length).toBeGreaterThan(0);
     for (const source of sources) {
       expect(existsSync(path.join(REPO_ROOT, source)), source).toBe(true);
       expect(keptInContext(DOCKERIGNORE, source), source).toBe(true);
       expect(keptInContext(DOCKERIGNORE, `${source}/some/file`), `${source}/…`).toBe(true);
     }
-    for (const outside of ['node_modules/hono/package.json', 'dist/cli/main.js', 'test/scaleout/container.test.ts', '.git/HEAD', 'deploy/Dockerfile']) {
+    for (const outside of [
+      'node_modules/hono/package.json',
+      'dist/cli/main.js',
+      'test/scaleout/container.test.ts',
+      '.git/HEAD',
+      'deploy/Dockerfile',
+    ]) {
       expect(keptInContext(DOCKERIGNORE, outside), outside).toBe(false);
     }
   });
@@ -100,8 +116,11 @@ describe('deploy/Dockerfile', () => {
     const healthcheck = argumentsOf(runtime, 'HEALTHCHECK')[0]!;
     const command = JSON.parse(healthcheck.slice(healthcheck.indexOf('CMD') + 3).trim()) as string[];
     expect(command[0]).toBe('node');
-    const run = (port: number): number | null => spawnSync(process.execPath, command.slice(1), { env: { ...process.env, PORT: String(port) }, timeout: 10_000 }).status;
-    const gw = await startGateway({ config: { engines: [{ id: 'local', transport: 'stdio', command: stdioEngineCommand(['--id', 'local']) }] } });
+    const run = (port: number): number | null =>
+      spawnSync(process.execPath, command.slice(1), { env: { ...process.env, PORT: String(port) }, timeout: 10_000 }).status;
+    const gw = await startGateway({
+      config: { engines: [{ id: 'local', transport: 'stdio', command: stdioEngineCommand(['--id', 'local']) }] },
+    });
     try {
       expect(run(Number(new URL(gw.url).port))).toBe(0);
     } finally {

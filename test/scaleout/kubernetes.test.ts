@@ -47,14 +47,20 @@ describe.each([
   const pod = podTemplate(deployment);
 
   it('renders to valid Kubernetes objects (values and field names)', async () => {
-    expect(kinds(rendered)).toEqual(expect.arrayContaining(['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Secret', 'Service']));
+    expect(kinds(rendered)).toEqual(
+      expect.arrayContaining(['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Secret', 'Service']),
+    );
     expect(await validateManifests(manifestsOf(rendered))).toEqual([]);
   });
 
   it('runs a hardened pod: non-root, read-only root filesystem, no privileges, requests and limits', () => {
     expect(pod.spec.securityContext?.runAsNonRoot).toBe(true);
     expect(pod.spec.securityContext?.runAsUser).toBeGreaterThan(0);
-    expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+    expect(container.securityContext).toMatchObject({
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+    });
     for (const resource of ['cpu', 'memory']) {
       expect(container.resources?.requests?.[resource], `requests.${resource}`).toBeDefined();
       expect(container.resources?.limits?.[resource], `limits.${resource}`).toBeDefined();
@@ -101,13 +107,17 @@ describe.each([
   });
 
   it('points the Service, the disruption budget and the autoscaler at this Deployment', () => {
-    const service = find(rendered, 'Service') as Manifest & { spec: { selector: Record<string, string>; ports: Array<{ name: string; targetPort: string }> } };
+    const service = find(rendered, 'Service') as Manifest & {
+      spec: { selector: Record<string, string>; ports: Array<{ name: string; targetPort: string }> };
+    };
     expect(pod.labels).toMatchObject(service.spec.selector);
     const names = (container.ports ?? []).map((p) => p.name);
     for (const port of service.spec.ports) expect(names).toContain(port.targetPort);
     const pdb = find(rendered, 'PodDisruptionBudget') as Manifest & { spec: { selector: { matchLabels: Record<string, string> } } };
     expect(pod.labels).toMatchObject(pdb.spec.selector.matchLabels);
-    const hpa = find(rendered, 'HorizontalPodAutoscaler') as Manifest & { spec: { scaleTargetRef: { kind: string; name: string }; minReplicas: number } };
+    const hpa = find(rendered, 'HorizontalPodAutoscaler') as Manifest & {
+      spec: { scaleTargetRef: { kind: string; name: string }; minReplicas: number };
+    };
     expect(hpa.spec.scaleTargetRef).toMatchObject({ kind: 'Deployment', name: deployment.metadata.name });
     // The autoscaler owns the replica count; a replicas field would reset it on every apply.
     expect((deployment.spec as Record<string, unknown>).replicas).toBeUndefined();
@@ -131,10 +141,22 @@ describe('deploy/kubernetes example overlay', () => {
 
 describe('manifest checks catch mistakes', () => {
   it('a typo in a field name fails the field-name check and names the field', () => {
-    const dir = overlayWith([
-      'apiVersion: apps/v1', 'kind: Deployment', 'metadata:', '  name: rcp-gateway', 'spec:', '  template:', '    spec:',
-      '      containers:', '        - name: gateway', '          readinessProbes:', '            httpGet: { path: /readyz, port: metrics }', '',
-    ].join('\n'));
+    const dir = overlayWith(
+      [
+        'apiVersion: apps/v1',
+        'kind: Deployment',
+        'metadata:',
+        '  name: rcp-gateway',
+        'spec:',
+        '  template:',
+        '    spec:',
+        '      containers:',
+        '        - name: gateway',
+        '          readinessProbes:',
+        '            httpGet: { path: /readyz, port: metrics }',
+        '',
+      ].join('\n'),
+    );
     const problems = validateFieldNames(manifestsOf(renderKustomization(dir)));
     expect(problems).toHaveLength(1);
     expect(problems[0]!.resource).toBe('Deployment/rcp-gateway');
@@ -143,10 +165,22 @@ describe('manifest checks catch mistakes', () => {
   });
 
   it('a value of the wrong kind fails the value check', async () => {
-    const dir = overlayWith([
-      'apiVersion: apps/v1', 'kind: Deployment', 'metadata:', '  name: rcp-gateway', 'spec:', '  template:', '    spec:',
-      '      containers:', '        - name: gateway', '          resources:', '            limits: { memory: lots }', '',
-    ].join('\n'));
+    const dir = overlayWith(
+      [
+        'apiVersion: apps/v1',
+        'kind: Deployment',
+        'metadata:',
+        '  name: rcp-gateway',
+        'spec:',
+        '  template:',
+        '    spec:',
+        '      containers:',
+        '        - name: gateway',
+        '          resources:',
+        '            limits: { memory: lots }',
+        '',
+      ].join('\n'),
+    );
     const problems = await validateValues(manifestsOf(renderKustomization(dir)));
     expect(problems.map((p) => p.resource)).toEqual(['Deployment/rcp-gateway']);
     expect(problems[0]!.message).toContain('resources/limits/memory');

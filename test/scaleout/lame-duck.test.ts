@@ -19,7 +19,12 @@ function request(url: string, body?: string): Promise<{ status: number; text: st
     const headers = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
     const req = http.request(url, { method: body === undefined ? 'GET' : 'POST', agent: false, headers }, (res) => {
       let text = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => { text += chunk; }).on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      res
+        .setEncoding('utf8')
+        .on('data', (chunk: string) => {
+          text += chunk;
+        })
+        .on('end', () => resolve({ status: res.statusCode ?? 0, text }));
     });
     req.on('error', reject);
     req.end(body);
@@ -44,7 +49,10 @@ describe('gateway.drainDelayMs', () => {
     });
     expect(JSON.parse(notReady.text)).toMatchObject({ ready: false, reason: 'draining for shutdown' });
     // Still serving, on a new connection, while out of rotation.
-    const answer = await request(`${gw.url}/retrieve`, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'retrieve', params: { query: 'fusion', k: 2 } }));
+    const answer = await request(
+      `${gw.url}/retrieve`,
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'retrieve', params: { query: 'fusion', k: 2 } }),
+    );
     const frame = JSON.parse(answer.text) as { result?: { hits: unknown[] } };
     recordEmitted(frame, 'retrieve');
     expect(answer.status).toBe(200);

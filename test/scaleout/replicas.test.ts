@@ -50,14 +50,20 @@ describe.skipIf(!hasHaproxy())('three replicas behind HAProxy (skipped where hap
   let balancer: Balancer;
 
   beforeAll(async () => {
-    const [a, b, c] = await Promise.all(['a', 'b', 'c'].map((id) => procs.engine(['--id', id, '--id-prefix', `${id}:`, '--delay-ms', '0'])));
-    engines = [{ id: 'a', url: a!.url, eventsFile: a!.eventsFile }, { id: 'b', url: b!.url, eventsFile: b!.eventsFile }];
+    const [a, b, c] = await Promise.all(
+      ['a', 'b', 'c'].map((id) => procs.engine(['--id', id, '--id-prefix', `${id}:`, '--delay-ms', '0'])),
+    );
+    engines = [
+      { id: 'a', url: a!.url, eventsFile: a!.eventsFile },
+      { id: 'b', url: b!.url, eventsFile: b!.eventsFile },
+    ];
     extraEngine = { id: 'c', url: c!.url };
     set = await ReplicaSet.start(3, gatewayConfig(engines));
     procs.defer(() => set.stopAll());
     balancer = await startBalancer(set.addresses());
     procs.defer(() => balancer.stop());
-    for (const replica of set.replicas) await until(`${serverName(replica)} UP`, async () => ((await balancer.status(serverName(replica))) === 'UP' ? true : undefined));
+    for (const replica of set.replicas)
+      await until(`${serverName(replica)} UP`, async () => ((await balancer.status(serverName(replica))) === 'UP' ? true : undefined));
   }, 120_000);
 
   afterAll(async () => {
@@ -94,7 +100,9 @@ describe.skipIf(!hasHaproxy())('three replicas behind HAProxy (skipped where hap
     const next = gatewayConfig([...engines, extraEngine]);
     for (const replica of set.replicas) {
       set.rollConfig(replica, next);
-      await until(`${serverName(replica)} reloaded`, async () => (metricValue(await scrape(origin(replica.url())), 'rcpgw_config_reloads_total', { result: 'ok' }) >= 1 ? true : undefined));
+      await until(`${serverName(replica)} reloaded`, async () =>
+        metricValue(await scrape(origin(replica.url())), 'rcpgw_config_reloads_total', { result: 'ok' }) >= 1 ? true : undefined,
+      );
     }
     const answers = await load.stop();
     expect(answers.length).toBeGreaterThan(10);
@@ -106,32 +114,40 @@ describe.skipIf(!hasHaproxy())('three replicas behind HAProxy (skipped where hap
     }
   });
 
-  it('restarts every replica under load with zero failed and zero duplicate answers; each leaves the balancer before it stops', { timeout: 240_000 }, async () => {
-    const load = startLoad(balancer.url, { tag: 'restart', concurrency: 2, pauseMs: 10 });
-    await until('some traffic', () => (load.answers.length >= 30 ? true : undefined));
-    for (const replica of set.replicas) {
-      const process = replica.handle!.proc;
-      const exited = set.stopReplica(replica);
-      await until(`${serverName(replica)} DOWN`, async () => ((await balancer.status(serverName(replica))).startsWith('DOWN') ? true : undefined));
-      // Out of rotation while the process still runs (it is in its lame-duck time, /readyz 503).
-      expect(process.exitCode, `${serverName(replica)} exited before the balancer took it out`).toBeNull();
-      expect(await exited).toBe(0);
-      await set.startReplica(replica);
-      await until(`${serverName(replica)} UP again`, async () => ((await balancer.status(serverName(replica))) === 'UP' ? true : undefined));
-    }
-    const answers = await load.stop();
+  it(
+    'restarts every replica under load with zero failed and zero duplicate answers; each leaves the balancer before it stops',
+    { timeout: 240_000 },
+    async () => {
+      const load = startLoad(balancer.url, { tag: 'restart', concurrency: 2, pauseMs: 10 });
+      await until('some traffic', () => (load.answers.length >= 30 ? true : undefined));
+      for (const replica of set.replicas) {
+        const process = replica.handle!.proc;
+        const exited = set.stopReplica(replica);
+        await until(`${serverName(replica)} DOWN`, async () =>
+          (await balancer.status(serverName(replica))).startsWith('DOWN') ? true : undefined,
+        );
+        // Out of rotation while the process still runs (it is in its lame-duck time, /readyz 503).
+        expect(process.exitCode, `${serverName(replica)} exited before the balancer took it out`).toBeNull();
+        expect(await exited).toBe(0);
+        await set.startReplica(replica);
+        await until(`${serverName(replica)} UP again`, async () =>
+          (await balancer.status(serverName(replica))) === 'UP' ? true : undefined,
+        );
+      }
+      const answers = await load.stop();
 
-    expect(failed(answers)).toEqual([]);
-    expect(answers.length).toBeGreaterThan(100);
-    expect(new Set(answers.map((a) => a.id)).size).toBe(answers.length);
-    expect(new Set(answers.map((a) => a.servedBy))).toEqual(new Set(['gw1', 'gw2', 'gw3']));
-    // Each request reached each engine exactly once: nothing was executed twice on the way.
-    for (const engine of engines) {
-      const counts = executions(engine.eventsFile);
-      const notOnce = answers.filter((a) => counts.get(a.query) !== 1).map((a) => `${a.query}: ${counts.get(a.query) ?? 0}`);
-      expect(notOnce, `engine ${engine.id}`).toEqual([]);
-    }
-  });
+      expect(failed(answers)).toEqual([]);
+      expect(answers.length).toBeGreaterThan(100);
+      expect(new Set(answers.map((a) => a.id)).size).toBe(answers.length);
+      expect(new Set(answers.map((a) => a.servedBy))).toEqual(new Set(['gw1', 'gw2', 'gw3']));
+      // Each request reached each engine exactly once: nothing was executed twice on the way.
+      for (const engine of engines) {
+        const counts = executions(engine.eventsFile);
+        const notOnce = answers.filter((a) => counts.get(a.query) !== 1).map((a) => `${a.query}: ${counts.get(a.query) ?? 0}`);
+        expect(notOnce, `engine ${engine.id}`).toEqual([]);
+      }
+    },
+  );
 
   // A/B assignment across replicas: an experiment arm must not depend on which replica answers.
   // The harness above (ReplicaSet + startBalancer + startLoad) gives three replicas behind one

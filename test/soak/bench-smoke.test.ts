@@ -7,25 +7,42 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/processes.js';
 
-const SCENARIOS = ['A client → engine', 'B client → gateway → 1 engine', 'D1 bare proxy → 1 engine', 'C client → gateway → 3 engines',
-  'D bare fan-out ceiling → 3 engines', 'E SSE, progress relayed, 3 engines', 'C with --workers 2'];
+const SCENARIOS = [
+  'A client → engine',
+  'B client → gateway → 1 engine',
+  'D1 bare proxy → 1 engine',
+  'C client → gateway → 3 engines',
+  'D bare fan-out ceiling → 3 engines',
+  'E SSE, progress relayed, 3 engines',
+  'C with --workers 2',
+];
 const RATIOS = ['B÷A', 'C÷D', 'C 2w÷1w', 'fusion÷parse', 'KB per SSE stream'];
 
 describe('bench harness (smoke)', () => {
   it('runs every scenario and prints every figure', async () => {
-    const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bench/run.js'), '--smoke'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bench/run.js'), '--smoke'], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => { out += c; });
-    child.stderr.setEncoding('utf8').on('data', (c: string) => { out += c; });
+    child.stdout.setEncoding('utf8').on('data', (c: string) => {
+      out += c;
+    });
+    child.stderr.setEncoding('utf8').on('data', (c: string) => {
+      out += c;
+    });
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     expect(out, out).not.toContain('FAILED');
     expect(code, out).toBe(0);
     for (const scenario of SCENARIOS) {
       // label, req/s, p50, p99, p99.9, offered rate, CPU per request, 0 bad answers
-      expect(out, `${scenario}\n${out}`).toMatch(new RegExp(`^${scenario}\\s+\\d+\\s+\\d+\\.\\d\\d\\s+\\d+\\.\\d\\d\\s+\\d+\\.\\d\\d\\s+\\d+\\s+\\d+\\s+0$`, 'm'));
+      expect(out, `${scenario}\n${out}`).toMatch(
+        new RegExp(`^${scenario}\\s+\\d+\\s+\\d+\\.\\d\\d\\s+\\d+\\.\\d\\d\\s+\\d+\\.\\d\\d\\s+\\d+\\s+\\d+\\s+0$`, 'm'),
+      );
     }
     // 50 streams are too few for a stable RSS delta: the smoke run may even print a negative one.
-    for (const ratio of RATIOS) expect(out, `${ratio}\n${out}`).toMatch(new RegExp(`^ratio ${ratio} = -?\\d+\\.\\d+ \\(target [≥≤] [\\d.]+\\): (met|missed)`, 'm'));
+    for (const ratio of RATIOS)
+      expect(out, `${ratio}\n${out}`).toMatch(new RegExp(`^ratio ${ratio} = -?\\d+\\.\\d+ \\(target [≥≤] [\\d.]+\\): (met|missed)`, 'm'));
     expect(out, out).toMatch(/memory: 50 open SSE streams \(3 legs each\): RSS [\d.]+ → [\d.]+ MiB/);
     expect(out, out).toMatch(/fusion microbenchmark: RRF 5×1000 → top 100 in [\d.]+ ms; JSON\.parse of the same hits [\d.]+ ms/);
   }, 120_000);

@@ -36,22 +36,33 @@ beforeAll(async () => {
   control = path.join(dir, 'control.json');
   flappyEvents = path.join(dir, 'flappy-events.ndjson');
   writeControl(control, { fault: 'ok' });
-  const { config } = parseConfig({
-    engines: [
-      { id: 'steady', transport: 'stdio', command: stdioEngineCommand(['--id', 'steady', '--id-prefix', 's-']) },
-      // --events only records (re)starts and requests of the flapping engine: small enough for 20k calls.
-      { id: 'flappy', transport: 'stdio', command: stdioEngineCommand(['--id', 'flappy', '--control', control, '--events', flappyEvents]) },
-    ],
-    gateway: {
-      logLevel: 'silent',
-      // A short window, so each phase (≈ 1,000 requests) dominates it and the breaker follows the flapping.
-      breaker: { volumeThreshold: 5, resetTimeoutMs: 20, maxResetTimeoutMs: 200, rollingWindowMs: 300, rollingBuckets: 3 },
+  const { config } = parseConfig(
+    {
+      engines: [
+        { id: 'steady', transport: 'stdio', command: stdioEngineCommand(['--id', 'steady', '--id-prefix', 's-']) },
+        // --events only records (re)starts and requests of the flapping engine: small enough for 20k calls.
+        {
+          id: 'flappy',
+          transport: 'stdio',
+          command: stdioEngineCommand(['--id', 'flappy', '--control', control, '--events', flappyEvents]),
+        },
+      ],
+      gateway: {
+        logLevel: 'silent',
+        // A short window, so each phase (≈ 1,000 requests) dominates it and the breaker follows the flapping.
+        breaker: { volumeThreshold: 5, resetTimeoutMs: 20, maxResetTimeoutMs: 200, rollingWindowMs: 300, rollingBuckets: 3 },
+      },
     },
-  }, { baseDir: REPO_ROOT });
+    { baseDir: REPO_ROOT },
+  );
   gateway = new Gateway(config, {
     logger: silentLogger(),
     transports: nodeTransports,
-    hooks: { onBreakerTransition: (engine, from, to) => { if (engine === 'flappy') transitions.push(`${from}>${to}`); } },
+    hooks: {
+      onBreakerTransition: (engine, from, to) => {
+        if (engine === 'flappy') transitions.push(`${from}>${to}`);
+      },
+    },
   });
   await gateway.start();
 });
@@ -71,7 +82,9 @@ it(`answers ${TOTAL} requests against a flapping engine exactly once, with bound
   let earlyHeap = 0;
 
   const one = async (id: number): Promise<void> => {
-    const reply = await session.handle({ value: { jsonrpc: '2.0', id, method: 'retrieve', params: { query: QUERY, k: 5 } } }) as ResponseMessage;
+    const reply = (await session.handle({
+      value: { jsonrpc: '2.0', id, method: 'retrieve', params: { query: QUERY, k: 5 } },
+    })) as ResponseMessage;
     answers.set(id, (answers.get(id) ?? 0) + 1);
     if ('error' in reply) errors++;
     else if (!(reply.result.hits as Array<{ meta: { engine: string } }>).some((h) => h.meta.engine === 'steady')) withoutSteady++;
@@ -86,17 +99,21 @@ it(`answers ${TOTAL} requests against a flapping engine exactly once, with bound
   };
 
   // Warm up, then measure an early checkpoint with the pipeline quiet.
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (sent < EARLY_CHECKPOINT) await one(++sent);
-  }));
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (sent < EARLY_CHECKPOINT) await one(++sent);
+    }),
+  );
   gc();
   earlyHeap = process.memoryUsage().heapUsed;
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   gc();
   const lateHeap = process.memoryUsage().heapUsed;
   const mb = (n: number): string => `${(n / 1_048_576).toFixed(1)} MB`;
-  console.log(`soak: ${TOTAL} requests, heap after GC ${mb(earlyHeap)} at ${EARLY_CHECKPOINT} → ${mb(lateHeap)} at ${TOTAL}; `
-    + `rss ${mb(process.memoryUsage().rss)}; breaker transitions ${transitions.length}`);
+  console.log(
+    `soak: ${TOTAL} requests, heap after GC ${mb(earlyHeap)} at ${EARLY_CHECKPOINT} → ${mb(lateHeap)} at ${TOTAL}; ` +
+      `rss ${mb(process.memoryUsage().rss)}; breaker transitions ${transitions.length}`,
+  );
 
   expect(answers.size).toBe(TOTAL);
   expect([...answers.values()].every((n) => n === 1)).toBe(true);

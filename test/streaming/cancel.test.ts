@@ -6,14 +6,23 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  readEvents, startHttpEngine, stdioEngineCommand, tmpDir, waitForEvent, writeControl,
-  type EngineEvent, type EngineHandle,
+  readEvents,
+  startHttpEngine,
+  stdioEngineCommand,
+  tmpDir,
+  waitForEvent,
+  writeControl,
+  type EngineEvent,
+  type EngineHandle,
 } from '../support/processes.js';
 import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import type { StdioClient } from '../support/stdio-client.js';
 import { cleanups, runCleanups, startStdioGateway } from './helpers.js';
 
-interface RetrieveResult { hits: Array<{ id: string }>; _meta: { engines: string[]; degraded?: Array<{ engine: string; reason: string }> } }
+interface RetrieveResult {
+  hits: Array<{ id: string }>;
+  _meta: { engines: string[]; degraded?: Array<{ engine: string; reason: string }> };
+}
 
 const dir = tmpDir('rcp-cancel-');
 const controls = { h: `${dir}/h.json`, s: `${dir}/s.json` };
@@ -23,7 +32,8 @@ let h: EngineHandle;
 let client: StdioClient;
 
 function behave(overrides: Partial<Record<'h' | 's', Record<string, unknown>>> = {}): void {
-  for (const id of ['h', 's'] as const) writeControl(controls[id], { fault: 'ok', progressFrames: 2, progressIntervalMs: 0, ...overrides[id] });
+  for (const id of ['h', 's'] as const)
+    writeControl(controls[id], { fault: 'ok', progressFrames: 2, progressIntervalMs: 0, ...overrides[id] });
 }
 
 function requestOf(file: string, query: string): Promise<EngineEvent> {
@@ -81,8 +91,9 @@ describe('notifications/cancel over stdio (§7.14)', () => {
     await settle();
     expect(responsesFor('c1')).toHaveLength(1);
     const index = client.messages.findIndex((m) => m.id === 'c1');
-    const late = client.messages.slice(index + 1).filter((m) => m.method === 'notifications/progress'
-      && (m.params as Record<string, unknown>).progressToken === 'c1-token');
+    const late = client.messages
+      .slice(index + 1)
+      .filter((m) => m.method === 'notifications/progress' && (m.params as Record<string, unknown>).progressToken === 'c1-token');
     expect(late).toEqual([]); // nothing after the final response (§9)
   });
 
@@ -158,7 +169,9 @@ describe('progress over stdio (§9)', () => {
     const values = frames.map((f) => f.progress as number);
     for (let i = 1; i < values.length; i++) expect(values[i]!).toBeGreaterThanOrEqual(values[i - 1]!);
     const responseAt = client.messages.findIndex((m) => m.id === 'p-1');
-    const lastFrameAt = client.messages.findLastIndex((m) => m.method === 'notifications/progress' && (m.params as Record<string, unknown>).progressToken === 99);
+    const lastFrameAt = client.messages.findLastIndex(
+      (m) => m.method === 'notifications/progress' && (m.params as Record<string, unknown>).progressToken === 99,
+    );
     expect(lastFrameAt).toBeLessThan(responseAt);
 
     const before = client.notifications.length;

@@ -9,13 +9,24 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetch } from 'undici';
 import { methodUrl, rpc, rpcSse } from '../support/http-client.js';
 import {
-  readEvents, startGateway, startHttpEngine, stdioEngineCommand, tmpDir, waitForEvent, writeControl,
-  type EngineEvent, type EngineHandle, type GatewayHandle,
+  readEvents,
+  startGateway,
+  startHttpEngine,
+  stdioEngineCommand,
+  tmpDir,
+  waitForEvent,
+  writeControl,
+  type EngineEvent,
+  type EngineHandle,
+  type GatewayHandle,
 } from '../support/processes.js';
 import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { cleanups, runCleanups } from './helpers.js';
 
-interface RetrieveResult { hits: Array<{ id: string }>; _meta: { engines: string[]; degraded?: Array<{ engine: string; reason: string }> } }
+interface RetrieveResult {
+  hits: Array<{ id: string }>;
+  _meta: { engines: string[]; degraded?: Array<{ engine: string; reason: string }> };
+}
 
 const dir = tmpDir('rcp-disconnect-');
 const controls = { fast: `${dir}/fast.json`, slow: `${dir}/slow.json`, local: `${dir}/local.json` };
@@ -56,13 +67,20 @@ beforeAll(async () => {
   behave();
   fast = await startHttpEngine(['--id', 'fast', '--control', controls.fast]);
   slow = await startHttpEngine(['--id', 'slow', '--control', controls.slow]);
-  cleanups.push(() => fast.stop(), () => slow.stop());
+  cleanups.push(
+    () => fast.stop(),
+    () => slow.stop(),
+  );
   gw = await startGateway({
     config: {
       engines: [
         { id: 'fast', transport: 'http', url: fast.url },
         { id: 'slow', transport: 'http', url: slow.url },
-        { id: 'local', transport: 'stdio', command: stdioEngineCommand(['--id', 'local', '--events', localEvents, '--control', controls.local]) },
+        {
+          id: 'local',
+          transport: 'stdio',
+          command: stdioEngineCommand(['--id', 'local', '--events', localEvents, '--control', controls.local]),
+        },
         { id: 'talker', transport: 'stdio', command: stdioEngineCommand(['--id', 'talker', '--caps', LOG_CAPS]) },
       ],
       gateway: { httpSessions: true, progressFramesPerSecond: 1000 },
@@ -83,15 +101,20 @@ describe('client disconnect', () => {
     const query = 'retrieval disconnect sse';
     const abort = new AbortController();
     const legs = legsInPlace(query);
-    const reply = await rpcSse(gw.url, 'retrieve', { query, k: 4, _meta: THREE }, {
-      progressToken: 'gone',
-      signal: abort.signal,
-      // Leave once the gateway reports the first engine answered: two legs are still running.
-      onFrame: (frame) => {
-        const message = String((frame as { params?: { message?: unknown } }).params?.message ?? '');
-        if (/1 of 3 engines answered/.test(message)) abort.abort();
+    const reply = await rpcSse(
+      gw.url,
+      'retrieve',
+      { query, k: 4, _meta: THREE },
+      {
+        progressToken: 'gone',
+        signal: abort.signal,
+        // Leave once the gateway reports the first engine answered: two legs are still running.
+        onFrame: (frame) => {
+          const message = String((frame as { params?: { message?: unknown } }).params?.message ?? '');
+          if (/1 of 3 engines answered/.test(message)) abort.abort();
+        },
       },
-    });
+    );
     expect(reply.aborted).toBe(true);
     expect(reply.final).toBeUndefined();
     await expectLiveLegsCancelled(await legs);
@@ -143,7 +166,12 @@ describe('stateful HTTP sessions (gateway.httpSessions)', () => {
     const session = await openSession();
     const query = 'retrieval session cancel sse';
     const legs = legsInPlace(query);
-    const pending = rpcSse(gw.url, 'retrieve', { query, k: 4, _meta: THREE }, { id: 'q1', progressToken: 'q1-progress', headers: { 'rcp-session': session } });
+    const pending = rpcSse(
+      gw.url,
+      'retrieve',
+      { query, k: 4, _meta: THREE },
+      { id: 'q1', progressToken: 'q1-progress', headers: { 'rcp-session': session } },
+    );
     const inPlace = await legs;
     expect(await postCancel('q1', session)).toBe(204);
     const reply = await pending;
@@ -157,7 +185,12 @@ describe('stateful HTTP sessions (gateway.httpSessions)', () => {
     behave({ slow: { fault: 'hang' } });
     const session = await openSession();
     const query = 'retrieval session cancel json';
-    const pending = rpc(gw.url, 'retrieve', { query, k: 4, _meta: { 'x-rcpgw': { engines: ['fast', 'slow'] } } }, { id: 77, headers: { 'rcp-session': session } });
+    const pending = rpc(
+      gw.url,
+      'retrieve',
+      { query, k: 4, _meta: { 'x-rcpgw': { engines: ['fast', 'slow'] } } },
+      { id: 77, headers: { 'rcp-session': session } },
+    );
     const slowRequest = await requestOf(slow.eventsFile, query);
     expect(await postCancel(77, session)).toBe(204);
     const reply = await pending;
@@ -171,7 +204,12 @@ describe('stateful HTTP sessions (gateway.httpSessions)', () => {
     const mine = await openSession();
     const theirs = await openSession();
     const query = 'retrieval session foreign cancel';
-    const pending = rpc<RetrieveResult>(gw.url, 'retrieve', { query, k: 4, _meta: { deadlineMs: 700, 'x-rcpgw': { engines: ['fast', 'slow'] } } }, { id: 'mine-1', headers: { 'rcp-session': mine } });
+    const pending = rpc<RetrieveResult>(
+      gw.url,
+      'retrieve',
+      { query, k: 4, _meta: { deadlineMs: 700, 'x-rcpgw': { engines: ['fast', 'slow'] } } },
+      { id: 'mine-1', headers: { 'rcp-session': mine } },
+    );
     await requestOf(slow.eventsFile, query);
     expect(await postCancel('mine-1', theirs)).toBe(204);
     expect(await postCancel('mine-1')).toBe(204);
@@ -196,7 +234,12 @@ describe('stateful HTTP sessions (gateway.httpSessions)', () => {
     // The request is finished: a cancel for it now is a no-op, and the id is free again.
     expect(await postCancel('dup', session)).toBe(204);
     behave();
-    const again = await rpc<RetrieveResult>(gw.url, 'retrieve', { ...params, query: 'retrieval session reuse' }, { id: 'dup', headers: { 'rcp-session': session } });
+    const again = await rpc<RetrieveResult>(
+      gw.url,
+      'retrieve',
+      { ...params, query: 'retrieval session reuse' },
+      { id: 'dup', headers: { 'rcp-session': session } },
+    );
     expect(again.result?.hits.length).toBeGreaterThan(0);
   });
 });

@@ -53,7 +53,10 @@ export async function startStdioGateway(
   return client;
 }
 
-export interface PlainHit { id: string | number; score: number }
+export interface PlainHit {
+  id: string | number;
+  score: number;
+}
 
 /** An engine's own answer, asked directly (the test engines are deterministic). */
 export async function engineAnswer(url: string, params: Record<string, unknown>): Promise<PlainHit[]> {

@@ -10,7 +10,9 @@ import type { Session } from '../../src/core/session/session.js';
 /** Stands in for the per-request Session: records which ids it was asked to cancel. */
 function recorder(): Session & { cancelled: Array<string | number> } {
   const cancelled: Array<string | number> = [];
-  return { cancelled, cancel: (id: string | number) => (cancelled.push(id), true) } as unknown as Session & { cancelled: Array<string | number> };
+  return { cancelled, cancel: (id: string | number) => (cancelled.push(id), true) } as unknown as Session & {
+    cancelled: Array<string | number>;
+  };
 }
 
 function registry(settings: Partial<{ ttlMs: number; maxSessions: number; maxInFlightPerSession: number }> = {}) {
@@ -92,6 +94,8 @@ describe('HttpSessionRegistry', () => {
     expect(requestIdsOf(request('a'))).toEqual(['a']);
     expect(requestIdsOf([request(1), cancel(2), { nonsense: true }])).toEqual([1]);
     expect(cancelIdsOf(cancel('a'))).toEqual(['a']);
-    expect(cancelIdsOf([cancel(1), cancel(null), request(3), { jsonrpc: '2.0', method: 'notifications/other', params: { id: 4 } }])).toEqual([1]);
+    expect(
+      cancelIdsOf([cancel(1), cancel(null), request(3), { jsonrpc: '2.0', method: 'notifications/other', params: { id: 4 } }]),
+    ).toEqual([1]);
   });
 });

@@ -7,16 +7,36 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetch } from 'undici';
 import { methodUrl, rpc, rpcSse, type SseReply } from '../support/http-client.js';
-import { readEvents, startGateway, startHttpEngine, tmpDir, writeControl, type EngineEvent, type EngineHandle, type GatewayHandle } from '../support/processes.js';
+import {
+  readEvents,
+  startGateway,
+  startHttpEngine,
+  tmpDir,
+  writeControl,
+  type EngineEvent,
+  type EngineHandle,
+  type GatewayHandle,
+} from '../support/processes.js';
 import { emittedErrors, schemaCrossCheck, schemaCrossCheckBanner } from '../support/spec-validator.js';
 import { cleanups, engineAnswer, rrfIds, runCleanups } from './helpers.js';
 
-interface Hit { id: string | number; score: number; meta: { engine: string } }
-interface RetrieveResult { hits: Hit[]; _meta: { engines: string[]; degraded?: Array<{ engine: string; code: number; reason: string }> } }
+interface Hit {
+  id: string | number;
+  score: number;
+  meta: { engine: string };
+}
+interface RetrieveResult {
+  hits: Hit[];
+  _meta: { engines: string[]; degraded?: Array<{ engine: string; code: number; reason: string }> };
+}
 type Progress = SseReply['progress'][number] & { partial?: { hits?: Hit[] } };
 
 const NO_STREAMING_CAPS = JSON.stringify({ retrieve: { maxK: 50, modes: ['sparse'] } });
-const EMBEDDING_CAPS = JSON.stringify({ retrieve: { maxK: 50, modes: ['sparse'] }, streaming: {}, embed: { dimension: 8, identity: 'hash-8' } });
+const EMBEDDING_CAPS = JSON.stringify({
+  retrieve: { maxK: 50, modes: ['sparse'] },
+  streaming: {},
+  embed: { dimension: 8, identity: 'hash-8' },
+});
 const dir = tmpDir('rcp-sse-');
 const controls = { a: `${dir}/a.json`, b: `${dir}/b.json`, c: `${dir}/c.json` };
 const engines: Record<'a' | 'b' | 'c', EngineHandle> = {} as Record<'a' | 'b' | 'c', EngineHandle>;
@@ -24,7 +44,8 @@ let gw: GatewayHandle;
 
 /** Reset every engine to a plain healthy answer, then apply this test's behaviours. */
 function behave(overrides: Partial<Record<'a' | 'b' | 'c', Record<string, unknown>>> = {}): void {
-  for (const id of ['a', 'b', 'c'] as const) writeControl(controls[id], { fault: 'ok', progressFrames: 3, progressIntervalMs: 0, ...overrides[id] });
+  for (const id of ['a', 'b', 'c'] as const)
+    writeControl(controls[id], { fault: 'ok', progressFrames: 3, progressIntervalMs: 0, ...overrides[id] });
 }
 
 /** Retrieve params fanning out to `use` only; the query is unique so engine events can be found by it. */
@@ -61,7 +82,9 @@ describe('SSE framing (§5.2)', () => {
   it('streams progress then exactly one final frame, with proxy-safe headers and nothing after it', async () => {
     behave();
     const reply = await rpcSse(gw.url, 'retrieve', retrieveParams('retrieval fusion framing', ['a', 'b']), {
-      id: 'framing-1', progressToken: 'tok-framing', headers: { 'accept-encoding': 'gzip, deflate, br' },
+      id: 'framing-1',
+      progressToken: 'tok-framing',
+      headers: { 'accept-encoding': 'gzip, deflate, br' },
     });
     expect(reply.status).toBe(200);
     expect(reply.contentType).toMatch(/^text\/event-stream/);
@@ -80,9 +103,16 @@ describe('SSE framing (§5.2)', () => {
 
   it('writes each frame as one `data:` line and a blank line; comments are the only other lines', async () => {
     behave({ a: { fault: 'slow', delayMs: 300 } });
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 'raw-1', method: 'retrieve', params: retrieveParams('retrieval raw lines', ['a'], { progressToken: 'raw' }) });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'raw-1',
+      method: 'retrieve',
+      params: retrieveParams('retrieval raw lines', ['a'], { progressToken: 'raw' }),
+    });
     const res = await fetch(methodUrl(gw.url, 'retrieve'), {
-      method: 'POST', body, headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
     });
     const text = await res.text();
     expect(text.endsWith('\n\n')).toBe(true);
@@ -107,7 +137,12 @@ describe('SSE framing (§5.2)', () => {
 
   it('answers one buffered JSON response without `Accept: text/event-stream`, token or not', async () => {
     behave();
-    const reply = await rpc<RetrieveResult>(gw.url, 'retrieve', retrieveParams('retrieval buffered', ['a', 'b'], { progressToken: 'unused' }), { id: 'json-1' });
+    const reply = await rpc<RetrieveResult>(
+      gw.url,
+      'retrieve',
+      retrieveParams('retrieval buffered', ['a', 'b'], { progressToken: 'unused' }),
+      { id: 'json-1' },
+    );
     expect(reply.status).toBe(200);
     expect(reply.headers['content-type']).toMatch(/^application\/json/);
     expect(reply.id).toBe('json-1');
@@ -137,7 +172,9 @@ describe('progress tokens (§9)', () => {
     ['the integer token 0', 0],
   ])('echoes %s verbatim in every frame', async (_label, token) => {
     behave();
-    const reply = await rpcSse(gw.url, 'retrieve', retrieveParams(`retrieval token ${String(token)}`, ['a', 'b']), { progressToken: token });
+    const reply = await rpcSse(gw.url, 'retrieve', retrieveParams(`retrieval token ${String(token)}`, ['a', 'b']), {
+      progressToken: token,
+    });
     expect(reply.final?.result).toBeDefined();
     expect(reply.progress.length).toBeGreaterThan(0);
     for (const frame of reply.progress) {
@@ -264,11 +301,22 @@ describe('aggregated progress and partial hits (§9, §16.3)', () => {
     expect(withPartial.length).toBeGreaterThan(0);
     for (const frame of withPartial) {
       const answered = /2 of 3/.test(frame.message!) ? ['a', 'b'] : [/engine (a|b) answered/.exec(frame.message!)![1]!];
-      const expected = rrfIds(answered.map((id) => ({ engine: id, hits: own[id]! })), 5);
+      const expected = rrfIds(
+        answered.map((id) => ({ engine: id, hits: own[id]! })),
+        5,
+      );
       expect(frame.partial!.hits!.map((h) => String(h.id))).toEqual(expected);
     }
     // The final answer is authoritative, and here equals the fusion of the two that answered.
-    expect(result.hits.map((h) => String(h.id))).toEqual(rrfIds([{ engine: 'a', hits: own.a! }, { engine: 'b', hits: own.b! }], 5));
+    expect(result.hits.map((h) => String(h.id))).toEqual(
+      rrfIds(
+        [
+          { engine: 'a', hits: own.a! },
+          { engine: 'b', hits: own.b! },
+        ],
+        5,
+      ),
+    );
   });
 
   it('treats an engine answering -32006 on its own as that leg failing, not the call', async () => {

@@ -58,7 +58,12 @@ describe('parsing engine streams', () => {
   });
 
   it('counts a stream that ends without a final frame as that leg failing', async () => {
-    const reply = await rpcSse(gw.url, 'retrieve', { query: 'retrieval fusion', k: 3, _meta: only(['truncated', 'healthy']) }, { progressToken: 7 });
+    const reply = await rpcSse(
+      gw.url,
+      'retrieve',
+      { query: 'retrieval fusion', k: 3, _meta: only(['truncated', 'healthy']) },
+      { progressToken: 7 },
+    );
     expect(reply.final?.error).toBeUndefined();
     const result = reply.final?.result as unknown as RetrieveResult;
     expect(result._meta.engines).toEqual(['healthy']);

@@ -71,7 +71,10 @@ export class FakeEngine implements RcpService {
   private readonly capabilities: Capabilities;
   private initFault: number | undefined;
 
-  constructor(readonly id: string, private readonly options: FakeEngineOptions = {}) {
+  constructor(
+    readonly id: string,
+    private readonly options: FakeEngineOptions = {},
+  ) {
     this.capabilities = options.capabilities ?? { retrieve: { maxK: 50 } };
     this.behaviour = { ...CALM, ...options.behaviour };
   }
@@ -150,7 +153,7 @@ export class FakeEngine implements RcpService {
 
   /** The engine's ranked list, cut to `k`; with `pagination` advertised, its own offset cursors. */
   private retrieve(params: JsonObject): JsonObject {
-    const all = typeof this.options.hits === 'function' ? this.options.hits(params) : this.options.hits ?? defaultHits(this.id, 20);
+    const all = typeof this.options.hits === 'function' ? this.options.hits(params) : (this.options.hits ?? defaultHits(this.id, 20));
     const k = typeof params.k === 'number' ? params.k : 10;
     const offset = typeof params.cursor === 'string' ? Number(params.cursor) : 0;
     const page = all.slice(offset, offset + k);
@@ -162,7 +165,11 @@ export class FakeEngine implements RcpService {
 
 /** `count` hits `<prefix>-1` … with strictly falling scores. */
 export function defaultHits(prefix: string, count: number): FakeHit[] {
-  return Array.from({ length: count }, (_, i) => ({ id: `${prefix}-${i + 1}`, score: 1 - i / (count + 1), text: `passage ${i + 1} of ${prefix}` }));
+  return Array.from({ length: count }, (_, i) => ({
+    id: `${prefix}-${i + 1}`,
+    score: 1 - i / (count + 1),
+    text: `passage ${i + 1} of ${prefix}`,
+  }));
 }
 
 /**
@@ -174,9 +181,11 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     const onAbort = (): void => {
       clearTimeout(timer);
-      reject(signal.reason === 'deadline'
-        ? new RcpError(ErrorCode.Timeout, 'deadline exceeded', { retryable: true })
-        : new RcpError(ErrorCode.Cancelled, `aborted (${String(signal.reason)})`));
+      reject(
+        signal.reason === 'deadline'
+          ? new RcpError(ErrorCode.Timeout, 'deadline exceeded', { retryable: true })
+          : new RcpError(ErrorCode.Cancelled, `aborted (${String(signal.reason)})`),
+      );
     };
     const timer = setTimeout(() => {
       signal.removeEventListener('abort', onAbort);

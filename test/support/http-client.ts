@@ -8,7 +8,11 @@ import { fetch } from 'undici';
 import { recordEmitted } from './spec-validator.js';
 
 export type RequestId = string | number;
-export interface RpcErrorObject { code: number; message: string; data?: unknown }
+export interface RpcErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
 /** A parsed JSON-RPC response (fields are whatever the server sent). */
 export interface JsonRpcResponse<R = Record<string, unknown>> {
   jsonrpc?: unknown;
@@ -30,7 +34,11 @@ export interface RpcOptions {
   /** Record frames with the spec validator (default true). */
   validate?: boolean;
 }
-export interface RawReply { status: number; headers: Record<string, string>; text: string }
+export interface RawReply {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+}
 export interface SseOptions extends RpcOptions {
   /** Injected as params._meta.progressToken when params carry none. */
   progressToken?: string | number;
@@ -60,7 +68,9 @@ let nextId = 1;
 const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 const headersObject = (h: { forEach(cb: (value: string, key: string) => void): void }): Record<string, string> => {
   const out: Record<string, string> = {};
-  h.forEach((value, key) => { out[key] = value; });
+  h.forEach((value, key) => {
+    out[key] = value;
+  });
   return out;
 };
 /** `http://host:port/rcp` + `retrieve` → `http://host:port/rcp/retrieve`. */
@@ -78,7 +88,12 @@ export async function rpcRaw(url: string, body: string, headers: Record<string, 
 }
 
 /** One JSON-RPC call over HTTP; returns the parsed response with status/headers. */
-export async function rpc<R = Record<string, unknown>>(baseUrl: string, method: string, params: unknown = {}, opts: RpcOptions = {}): Promise<RpcReply<R>> {
+export async function rpc<R = Record<string, unknown>>(
+  baseUrl: string,
+  method: string,
+  params: unknown = {},
+  opts: RpcOptions = {},
+): Promise<RpcReply<R>> {
   const id = opts.id ?? nextId++;
   const raw = await rpcRaw(methodUrl(baseUrl, method), requestBody(method, params, id), opts.headers, opts.signal);
   let body: unknown;
@@ -97,7 +112,12 @@ export async function rpc<R = Record<string, unknown>>(baseUrl: string, method: 
  * would (eventsource-parser). Falls back to a buffered JSON body when the server
  * answers `application/json` (it may: SSE is optional, §5.2).
  */
-export async function rpcSse(baseUrl: string, method: string, params: Record<string, unknown> = {}, opts: SseOptions = {}): Promise<SseReply> {
+export async function rpcSse(
+  baseUrl: string,
+  method: string,
+  params: Record<string, unknown> = {},
+  opts: SseOptions = {},
+): Promise<SseReply> {
   const id = opts.id ?? nextId++;
   let p = params;
   const meta = isRecord(params._meta) ? params._meta : {};
@@ -111,8 +131,16 @@ export async function rpcSse(baseUrl: string, method: string, params: Record<str
     signal: opts.signal,
   });
   const reply: SseReply = {
-    status: res.status, headers: headersObject(res.headers), contentType: res.headers.get('content-type') ?? '',
-    frames: [], progress: [], final: undefined, comments: 0, parseErrors: [], framesAfterFinal: 0, aborted: false,
+    status: res.status,
+    headers: headersObject(res.headers),
+    contentType: res.headers.get('content-type') ?? '',
+    frames: [],
+    progress: [],
+    final: undefined,
+    comments: 0,
+    parseErrors: [],
+    framesAfterFinal: 0,
+    aborted: false,
   };
   const take = (frame: unknown): void => {
     reply.frames.push(frame);
@@ -128,15 +156,27 @@ export async function rpcSse(baseUrl: string, method: string, params: Record<str
 
   if (!reply.contentType.includes('text/event-stream')) {
     const text = await res.text();
-    try { take(JSON.parse(text)); } catch { reply.parseErrors.push(`non-JSON body: ${text.slice(0, 200)}`); }
+    try {
+      take(JSON.parse(text));
+    } catch {
+      reply.parseErrors.push(`non-JSON body: ${text.slice(0, 200)}`);
+    }
     return reply;
   }
   const parser = createParser({
     onEvent: (ev) => {
-      try { take(JSON.parse(ev.data)); } catch { reply.parseErrors.push(`non-JSON data: ${ev.data.slice(0, 200)}`); }
+      try {
+        take(JSON.parse(ev.data));
+      } catch {
+        reply.parseErrors.push(`non-JSON data: ${ev.data.slice(0, 200)}`);
+      }
     },
-    onComment: () => { reply.comments++; },
-    onError: (err) => { reply.parseErrors.push(`sse parse error: ${err.message}`); },
+    onComment: () => {
+      reply.comments++;
+    },
+    onError: (err) => {
+      reply.parseErrors.push(`sse parse error: ${err.message}`);
+    },
   });
   const decoder = new TextDecoder();
   try {

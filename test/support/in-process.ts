@@ -91,7 +91,11 @@ export async function startInProcess(engines: readonly FakeEngine[], options: In
       return { response: answer, frames };
     },
     async catalog() {
-      const listed = await gateway.call('catalog/list', {}, contextFor(gateway, 'catalog/list', {}, {}, nextId++, new AbortController().signal));
+      const listed = await gateway.call(
+        'catalog/list',
+        {},
+        contextFor(gateway, 'catalog/list', {}, {}, nextId++, new AbortController().signal),
+      );
       const entries = listed.engines as Array<JsonObject & { id: string; _meta: JsonObject }>;
       return new Map(entries.map((entry) => [entry.id, entry]));
     },
@@ -104,7 +108,13 @@ export async function startInProcess(engines: readonly FakeEngine[], options: In
  * aborts with 'deadline' when the deadline passes; a cancel aborts it with 'cancel' and answers
  * -32006 at once (§7.14), whatever the gateway still does with the call.
  */
-async function callDirect(gateway: Gateway, method: string, params: JsonObject, options: CallOptions, requestId: number): Promise<JsonObject> {
+async function callDirect(
+  gateway: Gateway,
+  method: string,
+  params: JsonObject,
+  options: CallOptions,
+  requestId: number,
+): Promise<JsonObject> {
   const controller = new AbortController();
   const ctx = contextFor(gateway, method, params, options, requestId, controller.signal);
   const deadline = setTimeout(() => controller.abort('deadline'), ctx.deadlineMs);
@@ -125,7 +135,14 @@ async function callDirect(gateway: Gateway, method: string, params: JsonObject, 
   }
 }
 
-function contextFor(gateway: Gateway, method: string, params: JsonObject, options: CallOptions, requestId: number, signal: AbortSignal): CallContext {
+function contextFor(
+  gateway: Gateway,
+  method: string,
+  params: JsonObject,
+  options: CallOptions,
+  requestId: number,
+  signal: AbortSignal,
+): CallContext {
   const meta = parseRequestMeta(params._meta);
   const deadlineMs = Math.max(0, Math.min(gateway.defaultDeadlineMs, meta.deadlineMs ?? Infinity));
   return {

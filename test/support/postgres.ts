@@ -17,8 +17,12 @@ const run = promisify(execFile);
 export function postgresBinaries(): string | undefined {
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return undefined;
-  const versions = readdirSync(root).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a));
-  const dir = versions.map((v) => path.join(root, v, 'bin')).find((bin) => existsSync(path.join(bin, 'pg_ctl')) && existsSync(path.join(bin, 'initdb')));
+  const versions = readdirSync(root)
+    .filter((v) => /^\d+$/.test(v))
+    .sort((a, b) => Number(b) - Number(a));
+  const dir = versions
+    .map((v) => path.join(root, v, 'bin'))
+    .find((bin) => existsSync(path.join(bin, 'pg_ctl')) && existsSync(path.join(bin, 'initdb')));
   if (!dir) return undefined;
   // As root the cluster must belong to another user: the package's `postgres` user.
   if (process.getuid?.() === 0 && !userExists('postgres')) return undefined;
@@ -27,7 +31,10 @@ export function postgresBinaries(): string | undefined {
 
 function passwdLine(name: string): string[] | undefined {
   const passwd = existsSync('/etc/passwd') ? readFileSync('/etc/passwd', 'utf8') : '';
-  return passwd.split('\n').find((line) => line.startsWith(`${name}:`))?.split(':');
+  return passwd
+    .split('\n')
+    .find((line) => line.startsWith(`${name}:`))
+    ?.split(':');
 }
 
 function userExists(name: string): boolean {
@@ -65,7 +72,9 @@ export async function startPostgres(bin: string): Promise<PostgresServer> {
   }
   const as = async (program: string, args: string[]): Promise<string> => {
     const full = path.join(bin, program);
-    const { stdout } = asRoot ? await run('runuser', ['-u', 'postgres', '--', full, ...args], { cwd: dir }) : await run(full, args, { cwd: dir });
+    const { stdout } = asRoot
+      ? await run('runuser', ['-u', 'postgres', '--', full, ...args], { cwd: dir })
+      : await run(full, args, { cwd: dir });
     return stdout;
   };
   await as('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
@@ -81,7 +90,24 @@ export async function startPostgres(bin: string): Promise<PostgresServer> {
   return {
     url,
     port,
-    psql: (sql) => as('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-q', '-A', '-t', '-c', sql]),
+    psql: (sql) =>
+      as('psql', [
+        '-h',
+        '127.0.0.1',
+        '-p',
+        String(port),
+        '-U',
+        'postgres',
+        '-d',
+        'postgres',
+        '-v',
+        'ON_ERROR_STOP=1',
+        '-q',
+        '-A',
+        '-t',
+        '-c',
+        sql,
+      ]),
     stop: async (mode = 'fast') => {
       if (!running) return;
       running = false;

@@ -26,8 +26,20 @@ export function trackChild(child: ChildProcess): void {
   if (hooked) return;
   hooked = true;
   process.once('exit', () => {
-    for (const c of children) { try { c.kill('SIGKILL'); } catch { /* already gone */ } }
-    for (const d of dirs) { try { rmSync(d, { recursive: true, force: true }); } catch { /* best effort */ } }
+    for (const c of children) {
+      try {
+        c.kill('SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
+    for (const d of dirs) {
+      try {
+        rmSync(d, { recursive: true, force: true });
+      } catch {
+        /* best effort */
+      }
+    }
   });
 }
 
@@ -83,7 +95,11 @@ export interface EngineEvent {
 /** All complete events in `file` (a missing file reads as none). */
 export function readEvents(file: string): EngineEvent[] {
   let text: string;
-  try { text = readFileSync(file, 'utf8'); } catch { return []; }
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
   const lines = text.split('\n');
   lines.pop(); // the part after the last newline is empty or still being written
   return lines.filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as EngineEvent);
@@ -96,7 +112,12 @@ export async function waitForEvent(file: string, predicate: (e: EngineEvent) => 
     const hit = readEvents(file).find(predicate);
     if (hit) return hit;
     if (Date.now() > deadline) {
-      throw new Error(`waitForEvent timed out after ${timeoutMs} ms on ${file}; events:\n${readEvents(file).slice(-20).map((e) => JSON.stringify(e)).join('\n')}`);
+      throw new Error(
+        `waitForEvent timed out after ${timeoutMs} ms on ${file}; events:\n${readEvents(file)
+          .slice(-20)
+          .map((e) => JSON.stringify(e))
+          .join('\n')}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 10));
   }
@@ -104,7 +125,13 @@ export async function waitForEvent(file: string, predicate: (e: EngineEvent) => 
 
 // --------------------------------------------------------- line waiting --
 /** Resolve with the first match of `re` on `child`'s stdout or stderr (line-wise); reject on exit/timeout. */
-export function waitForLine(child: ChildProcessWithoutNullStreams, re: RegExp, out: { stdout: string; stderr: string }, timeoutMs: number, what: string): Promise<RegExpMatchArray> {
+export function waitForLine(
+  child: ChildProcessWithoutNullStreams,
+  re: RegExp,
+  out: { stdout: string; stderr: string },
+  timeoutMs: number,
+  what: string,
+): Promise<RegExpMatchArray> {
   return new Promise((resolve, reject) => {
     const check = (): boolean => {
       for (const text of [out.stdout, out.stderr]) {
@@ -112,14 +139,22 @@ export function waitForLine(child: ChildProcessWithoutNullStreams, re: RegExp, o
         lines.pop(); // only complete lines
         for (const line of lines) {
           const m = line.match(re);
-          if (m) { done(); resolve(m); return true; }
+          if (m) {
+            done();
+            resolve(m);
+            return true;
+          }
         }
       }
       return false;
     };
     const onExit = (code: number | null, signal: string | null): void => {
       done();
-      reject(new Error(`${what} exited (code ${code}, signal ${signal}) before printing ${re}\nstdout:\n${out.stdout.slice(-2000)}\nstderr:\n${out.stderr.slice(-2000)}`));
+      reject(
+        new Error(
+          `${what} exited (code ${code}, signal ${signal}) before printing ${re}\nstdout:\n${out.stdout.slice(-2000)}\nstderr:\n${out.stderr.slice(-2000)}`,
+        ),
+      );
     };
     const timer = setTimeout(() => {
       done();
@@ -152,16 +187,26 @@ async function stopIfFailed<T>(child: ChildProcess, started: Promise<T>): Promis
   }
 }
 
-export function spawnCaptured(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv }): { proc: ChildProcessWithoutNullStreams; out: { stdout: string; stderr: string } } {
+export function spawnCaptured(
+  cmd: string,
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv },
+): { proc: ChildProcessWithoutNullStreams; out: { stdout: string; stderr: string } } {
   const proc = spawn(cmd, args, { cwd: opts.cwd ?? REPO_ROOT, env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
   trackChild(proc);
   const out = { stdout: '', stderr: '' };
   proc.stdout.setEncoding('utf8');
   proc.stderr.setEncoding('utf8');
   // Registered before any waiter, so the buffers are current when waiters run.
-  proc.stdout.on('data', (c: string) => { out.stdout += c; });
-  proc.stderr.on('data', (c: string) => { out.stderr += c; });
-  proc.stdin.on('error', () => { /* child gone */ });
+  proc.stdout.on('data', (c: string) => {
+    out.stdout += c;
+  });
+  proc.stderr.on('data', (c: string) => {
+    out.stderr += c;
+  });
+  proc.stdin.on('error', () => {
+    /* child gone */
+  });
   return { proc, out };
 }
 
@@ -175,7 +220,10 @@ export interface EngineHandle {
   stderr(): string;
   stop(): Promise<number | null>;
 }
-export interface EngineSpawnOptions { timeoutMs?: number; env?: NodeJS.ProcessEnv }
+export interface EngineSpawnOptions {
+  timeoutMs?: number;
+  env?: NodeJS.ProcessEnv;
+}
 
 /** The argv that runs the test engine over stdio (for gateway configs / StdioClient). */
 export function stdioEngineCommand(args: string[] = []): string[] {
@@ -195,11 +243,18 @@ export async function startHttpEngine(args: string[] = [], opts: EngineSpawnOpti
     if (at >= 0) full.splice(at, 1);
     full.push('--events', eventsFile);
   }
-  const { proc, out } = spawnCaptured(process.execPath, [ENGINE_PATH, '--transport', 'http', '--port', '0', '--host', '127.0.0.1', ...full], { env: opts.env });
+  const { proc, out } = spawnCaptured(
+    process.execPath,
+    [ENGINE_PATH, '--transport', 'http', '--port', '0', '--host', '127.0.0.1', ...full],
+    { env: opts.env },
+  );
   const m = await stopIfFailed(proc, waitForLine(proc, /^\{"listening":(\d+)\}$/, out, opts.timeoutMs ?? 10_000, 'test engine'));
   const port = Number(m[1]);
   return {
-    url: `http://127.0.0.1:${port}/rcp`, port, proc, eventsFile,
+    url: `http://127.0.0.1:${port}/rcp`,
+    port,
+    proc,
+    eventsFile,
     stderr: () => out.stderr,
     stop: () => stopChild(proc),
   };
@@ -234,7 +289,9 @@ export async function startGateway(opts: GatewayOptions): Promise<GatewayHandle>
   const m = await stopIfFailed(proc, waitForLine(proc, /listening on (http:\/\/[^\s"'<>,]+)/, out, opts.timeoutMs ?? 20_000, 'gateway'));
   const url = (m[1] ?? '').replace(/[.)\]}]+$/, '');
   return {
-    url, proc, configFile,
+    url,
+    proc,
+    configFile,
     stdout: () => out.stdout,
     stderr: () => out.stderr,
     stop: () => stopChild(proc),

@@ -21,7 +21,10 @@ export const SCHEMA_PATH = process.env.RCP_SCHEMA_PATH
   : path.resolve(REPO_ROOT, '../shared/rcp/schema.json');
 const SCHEMA_LABEL = process.env.RCP_SCHEMA_PATH ? SCHEMA_PATH : '../shared/rcp/schema.json';
 
-interface Validators { root: ValidateFunction; resultFor: ValidateFunction }
+interface Validators {
+  root: ValidateFunction;
+  resultFor: ValidateFunction;
+}
 
 function load(): Validators | null {
   if (!existsSync(SCHEMA_PATH)) return null;

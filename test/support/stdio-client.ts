@@ -16,9 +16,19 @@ export interface StdioClientOptions {
   /** Record frames/violations with the global spec-validator collector (default true). */
   validate?: boolean;
 }
-export interface ExitInfo { code: number | null; signal: NodeJS.Signals | null }
-interface Pending { method: string; resolve(r: JsonRpcResponse): void; reject(e: Error): void }
-interface Waiter { predicate(f: Frame): boolean; resolve(f: Frame): void }
+export interface ExitInfo {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+interface Pending {
+  method: string;
+  resolve(r: JsonRpcResponse): void;
+  reject(e: Error): void;
+}
+interface Waiter {
+  predicate(f: Frame): boolean;
+  resolve(f: Frame): void;
+}
 
 const isRecord = (v: unknown): v is Frame => v !== null && typeof v === 'object' && !Array.isArray(v);
 const keyOf = (id: unknown): string => JSON.stringify(id);
@@ -56,14 +66,19 @@ export class StdioClient {
     this.proc.stdout.setEncoding('utf8');
     this.proc.stderr.setEncoding('utf8');
     this.proc.stdout.on('data', (chunk: string) => this.onStdout(chunk));
-    this.proc.stderr.on('data', (chunk: string) => { this.stderrText += chunk; });
-    this.proc.stdin.on('error', () => { /* EPIPE after the child died: surfaced via `exited` */ });
+    this.proc.stderr.on('data', (chunk: string) => {
+      this.stderrText += chunk;
+    });
+    this.proc.stdin.on('error', () => {
+      /* EPIPE after the child died: surfaced via `exited` */
+    });
     this.exited = new Promise((resolve) => {
       // 'close' (not 'exit'): fires after stdout/stderr are drained, so every frame is seen first.
       this.proc.on('close', (code, signal) => {
         this.exitInfo = { code, signal };
         if (this.stdoutBuf.trim() !== '') this.violation(`stdout ended with an unterminated line: ${this.stdoutBuf.slice(0, 200)}`);
-        for (const [k, p] of this.pending) p.reject(new Error(`process exited (code ${code}, signal ${signal}) before answering ${p.method} id ${k}`));
+        for (const [k, p] of this.pending)
+          p.reject(new Error(`process exited (code ${code}, signal ${signal}) before answering ${p.method} id ${k}`));
         this.pending.clear();
         resolve({ code, signal });
       });
@@ -103,9 +118,16 @@ export class StdioClient {
     this.stdinBuf = lines.pop() ?? '';
     for (const line of lines) {
       let frame: unknown;
-      try { frame = JSON.parse(line); } catch { continue; }
+      try {
+        frame = JSON.parse(line);
+      } catch {
+        continue;
+      }
       for (const m of Array.isArray(frame) ? frame : [frame]) {
-        if (isRecord(m) && 'id' in m) { this.sent.add(keyOf(m.id)); this.answered.delete(keyOf(m.id)); }
+        if (isRecord(m) && 'id' in m) {
+          this.sent.add(keyOf(m.id));
+          this.answered.delete(keyOf(m.id));
+        }
       }
     }
     if (!this.proc.stdin.destroyed) this.proc.stdin.write(text);
@@ -130,7 +152,10 @@ export class StdioClient {
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
         predicate,
-        resolve: (f) => { clearTimeout(timer); resolve(f); },
+        resolve: (f) => {
+          clearTimeout(timer);
+          resolve(f);
+        },
       };
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w !== waiter);
@@ -149,7 +174,10 @@ export class StdioClient {
       if (Date.now() > deadline) throw new Error(`stderr never matched ${re}; got:\n${this.stderrText.slice(-2000)}`);
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, 50);
-        this.proc.stderr.once('data', () => { clearTimeout(t); resolve(); });
+        this.proc.stderr.once('data', () => {
+          clearTimeout(t);
+          resolve();
+        });
       });
     }
   }
@@ -198,10 +226,12 @@ export class StdioClient {
       const method = isRecord(single) ? this.pending.get(keyOf(single.id))?.method : undefined;
       recordEmitted(frame, method);
       // Batch members whose method we know get the result-shape check too.
-      if (Array.isArray(frame)) for (const m of members) if (isRecord(m)) {
-        const mm = this.pending.get(keyOf(m.id))?.method;
-        if (mm && 'result' in m) recordEmitted(m, mm);
-      }
+      if (Array.isArray(frame))
+        for (const m of members)
+          if (isRecord(m)) {
+            const mm = this.pending.get(keyOf(m.id))?.method;
+            if (mm && 'result' in m) recordEmitted(m, mm);
+          }
     }
     for (const m of members) {
       if (!isRecord(m)) continue;

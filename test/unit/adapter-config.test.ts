@@ -8,7 +8,11 @@ import { ConfigError, parseConfig } from '../../src/node/config/load.js';
 import { planReload } from '../../src/core/ops/reload-plan.js';
 import { adapterOf } from '../../src/adapters/engine-config.js';
 
-const sqlite = (adapter: Record<string, unknown>) => ({ id: 'notes', transport: 'adapter', adapter: { kind: 'sqlite', path: './notes.db', ...adapter } });
+const sqlite = (adapter: Record<string, unknown>) => ({
+  id: 'notes',
+  transport: 'adapter',
+  adapter: { kind: 'sqlite', path: './notes.db', ...adapter },
+});
 
 function problems(raw: unknown, env: NodeJS.ProcessEnv = {}): string[] {
   try {
@@ -29,15 +33,31 @@ describe('adapter engines in the gateway config', () => {
   });
 
   it('names every problem by its path', () => {
-    expect(problems({ engines: [{ id: 'a', transport: 'adapter' }] })).toEqual(['engines[0].adapter: expected an adapter object with a kind (required for transport "adapter")']);
-    expect(problems({ engines: [{ id: 'a', transport: 'adapter', adapter: { kind: 'oracle' } }] })[0]).toMatch(/^engines\[0\]\.adapter\.kind: /);
+    expect(problems({ engines: [{ id: 'a', transport: 'adapter' }] })).toEqual([
+      'engines[0].adapter: expected an adapter object with a kind (required for transport "adapter")',
+    ]);
+    expect(problems({ engines: [{ id: 'a', transport: 'adapter', adapter: { kind: 'oracle' } }] })[0]).toMatch(
+      /^engines\[0\]\.adapter\.kind: /,
+    );
     expect(problems({ engines: [sqlite({ table: 'docs"; DROP TABLE docs; --' })] })).toEqual([
       'engines[0].adapter.table: expected an SQL identifier (letters, digits, "_"; not starting with a digit; at most 63 characters)',
     ]);
     expect(problems({ engines: [sqlite({ filters: { year: 'timestamp' } })] })[0]).toMatch(/^engines\[0\]\.adapter\.filters\.year: /);
-    const pg = { id: 'pg', transport: 'adapter', adapter: { kind: 'postgres', connection: { url: '${PG_URL}' }, table: 'docs', columns: { id: 'id', text: 'body' }, search: { language: "english'; --" } } };
+    const pg = {
+      id: 'pg',
+      transport: 'adapter',
+      adapter: {
+        kind: 'postgres',
+        connection: { url: '${PG_URL}' },
+        table: 'docs',
+        columns: { id: 'id', text: 'body' },
+        search: { language: "english'; --" },
+      },
+    };
     expect(problems({ engines: [pg] }, {})).toEqual(['engines[0].adapter.connection.url: environment variable PG_URL is not set']);
-    expect(problems({ engines: [pg] }, { PG_URL: 'postgres://x' })).toEqual(['engines[0].adapter.search.language: expected a text search configuration name such as "english"']);
+    expect(problems({ engines: [pg] }, { PG_URL: 'postgres://x' })).toEqual([
+      'engines[0].adapter.search.language: expected a text search configuration name such as "english"',
+    ]);
   });
 
   it('replaces an adapter engine on reload when its adapter settings change, keeps it otherwise', () => {

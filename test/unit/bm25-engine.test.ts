@@ -92,8 +92,12 @@ describe('views', () => {
     let differentTop10 = 0;
     let differentTop1 = 0;
     for (const q of queries) {
-      const t = engine('title').search(q.text, 10).hits.map((h) => h.id);
-      const b = engine('body').search(q.text, 10).hits.map((h) => h.id);
+      const t = engine('title')
+        .search(q.text, 10)
+        .hits.map((h) => h.id);
+      const b = engine('body')
+        .search(q.text, 10)
+        .hits.map((h) => h.id);
       if (t.join() !== b.join()) differentTop10++;
       if (t[0] !== b[0]) differentTop1++;
     }
@@ -105,7 +109,11 @@ describe('views', () => {
   it('only body-indexing views match a word that occurs in a body but in no title', () => {
     // 'destalling' occurs in the body of doc 1 only, never in a title.
     expect(engine('title').search('destalling', 5).total).toBe(0);
-    expect(engine('body').search('destalling', 5).hits.map((h) => h.id)).toContain('1');
+    expect(
+      engine('body')
+        .search('destalling', 5)
+        .hits.map((h) => h.id),
+    ).toContain('1');
   });
 
   it('body/all conflate inflections with Porter; title uses prefix matching instead', () => {
@@ -113,7 +121,11 @@ describe('views', () => {
     const body = engine('body').search('oscillating', 1400).total;
     const bodyExact = engine('body').search('oscillations', 1400).total;
     expect(body).toBe(bodyExact);
-    expect(engine('title').search('axisymmetric', 1400).hits.some((h) => /axisymmetrical/.test(h.citation.title))).toBe(true);
+    expect(
+      engine('title')
+        .search('axisymmetric', 1400)
+        .hits.some((h) => /axisymmetrical/.test(h.citation.title)),
+    ).toBe(true);
   });
 });
 
@@ -121,7 +133,13 @@ describe('retrieval quality over all 225 Cranfield queries', () => {
   it.each(BM25_VIEWS)('view %s: nDCG@10, Recall@100, MRR above sanity floors', (view) => {
     const run = new Map<string, string[]>();
     const started = performance.now();
-    for (const q of queries) run.set(q.id, engine(view).search(q.text, 100).hits.map((h) => h.id));
+    for (const q of queries)
+      run.set(
+        q.id,
+        engine(view)
+          .search(q.text, 100)
+          .hits.map((h) => h.id),
+      );
     const perQueryMs = (performance.now() - started) / queries.length;
     const r = evaluateRun(run);
     console.log(
@@ -153,7 +171,11 @@ describe('custom documents and parameters', () => {
 
   it('breaks score ties by the smaller id (code-unit order)', () => {
     const twins: CranDoc[] = ['b', 'a', 'c'].map((id) => ({ id, title: 't', body: 'same words', author: '', bibliography: '' }));
-    expect(createBm25Engine('body', { docs: twins }).search('words', 3).hits.map((h) => h.id)).toEqual(['a', 'b', 'c']);
+    expect(
+      createBm25Engine('body', { docs: twins })
+        .search('words', 3)
+        .hits.map((h) => h.id),
+    ).toEqual(['a', 'b', 'c']);
   });
 
   it('rejects BM25 parameters that could push a score below the advertised floor', () => {

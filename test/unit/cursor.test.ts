@@ -3,13 +3,22 @@
  * to the request they were issued for.
  */
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, cursorKey, openCursor, requestFingerprint, sealCursor, type CursorPayload } from '../../src/core/federation/cursor.js';
+import {
+  canonicalJson,
+  cursorKey,
+  openCursor,
+  requestFingerprint,
+  sealCursor,
+  type CursorPayload,
+} from '../../src/core/federation/cursor.js';
 import { RcpError } from '../../src/core/protocol/errors.js';
 
 const key = cursorKey('a-shared-secret-of-some-length');
 const fingerprint = requestFingerprint({ query: 'q', k: 3 }, 'x-rcpgw');
 const payload = (over: Partial<CursorPayload> = {}): CursorPayload => ({
-  method: 'retrieve', fingerprint, expiresAt: 2_000_000_000_000,
+  method: 'retrieve',
+  fingerprint,
+  expiresAt: 2_000_000_000_000,
   position: { kind: 'fused', engines: ['a', 'b'], depth: { a: 6, b: 4 }, segment: 1, offset: 2 },
   ...over,
 });
@@ -36,9 +45,19 @@ describe('gateway cursors', () => {
   it('rejects a forged or corrupted cursor with -32602 naming the cursor field', () => {
     const token = sealCursor(payload(), key);
     const [body, mac] = token.split('.') as [string, string];
-    const forgedBody = Buffer.from(JSON.stringify({ v: 1, ...payload({ position: { kind: 'fused', engines: ['a'], depth: { a: 6 }, segment: 0, offset: 0 } }) })).toString('base64url');
+    const forgedBody = Buffer.from(
+      JSON.stringify({ v: 1, ...payload({ position: { kind: 'fused', engines: ['a'], depth: { a: 6 }, segment: 0, offset: 0 } }) }),
+    ).toString('base64url');
     const flipped = `${body.slice(0, 10)}${body[10] === 'A' ? 'B' : 'A'}${body.slice(11)}`;
-    for (const bad of [`${forgedBody}.${mac}`, `${flipped}.${mac}`, `${body}.${mac.slice(0, -2)}`, `${body}`, 'garbage', `${body}.${mac}.x`, '.']) {
+    for (const bad of [
+      `${forgedBody}.${mac}`,
+      `${flipped}.${mac}`,
+      `${body}.${mac.slice(0, -2)}`,
+      `${body}`,
+      'garbage',
+      `${body}.${mac}.x`,
+      '.',
+    ]) {
       const r = rejection(() => openCursor(bad, key, { method: 'retrieve', fingerprint }, 1_000));
       expect(r.code).toBe(-32602);
       expect(r.data?.field).toBe('cursor');

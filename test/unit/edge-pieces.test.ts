@@ -25,7 +25,11 @@ function problemsOf(run: () => unknown): string[] {
 
 describe('edge config', () => {
   it('accepts HTTP engines, interpolating ${NAME} from the env bindings', () => {
-    const config = edgeConfig(JSON.stringify({ engines: [HTTP_ENGINE], gateway: { cursorSecret: '${CURSOR_SECRET}' } }), { CURSOR_SECRET: 'from-a-worker-secret-binding' }, RULES);
+    const config = edgeConfig(
+      JSON.stringify({ engines: [HTTP_ENGINE], gateway: { cursorSecret: '${CURSOR_SECRET}' } }),
+      { CURSOR_SECRET: 'from-a-worker-secret-binding' },
+      RULES,
+    );
     expect(config.gateway.cursorSecret).toBe('from-a-worker-secret-binding');
     expect(config.engines[0]!.url).toBe('http://127.0.0.1:9/rcp');
   });
@@ -38,7 +42,12 @@ describe('edge config', () => {
   });
 
   it('reports the edge rules together with the schema problems', () => {
-    const raw = { engines: [{ id: 'bad', transport: 'http', url: 'ftp://nope' }, { id: 'local', transport: 'stdio', command: ['node', 'engine.js'] }] };
+    const raw = {
+      engines: [
+        { id: 'bad', transport: 'http', url: 'ftp://nope' },
+        { id: 'local', transport: 'stdio', command: ['node', 'engine.js'] },
+      ],
+    };
     expect(problemsOf(() => edgeConfig(raw, {}, RULES))).toEqual([
       'engines[0].url: expected an http(s) URL',
       expect.stringMatching(/^engines\[1\]\.transport: stdio engines cannot run at the edge/),
@@ -53,10 +62,12 @@ describe('edge config', () => {
   });
 
   it('reports schema problems, unset variables and bad JSON by path', () => {
-    expect(problemsOf(() => edgeConfig({ engines: [{ id: 'x', transport: 'http', url: 'ftp://nope' }], gateway: SECRET }, {}, RULES)))
-      .toEqual(['engines[0].url: expected an http(s) URL']);
-    expect(problemsOf(() => edgeConfig({ engines: [{ ...HTTP_ENGINE, url: '${ENGINE_URL}' }], gateway: SECRET }, { ENGINE_URL: 42 }, RULES)))
-      .toEqual(['engines[0].url: environment variable ENGINE_URL is not set']);
+    expect(
+      problemsOf(() => edgeConfig({ engines: [{ id: 'x', transport: 'http', url: 'ftp://nope' }], gateway: SECRET }, {}, RULES)),
+    ).toEqual(['engines[0].url: expected an http(s) URL']);
+    expect(
+      problemsOf(() => edgeConfig({ engines: [{ ...HTTP_ENGINE, url: '${ENGINE_URL}' }], gateway: SECRET }, { ENGINE_URL: 42 }, RULES)),
+    ).toEqual(['engines[0].url: environment variable ENGINE_URL is not set']);
     expect(problemsOf(() => edgeConfig('{"engines": [', {}, RULES))).toEqual([expect.stringMatching(/^not valid JSON/)]);
   });
 });
@@ -64,7 +75,10 @@ describe('edge config', () => {
 describe('console logger', () => {
   function capture(): { sink: ConsoleSink; lines: Array<{ via: string; line: Record<string, unknown> }> } {
     const lines: Array<{ via: string; line: Record<string, unknown> }> = [];
-    const at = (via: string) => (text: string): void => void lines.push({ via, line: JSON.parse(text) as Record<string, unknown> });
+    const at =
+      (via: string) =>
+      (text: string): void =>
+        void lines.push({ via, line: JSON.parse(text) as Record<string, unknown> });
     return { sink: { debug: at('debug'), log: at('log'), warn: at('warn'), error: at('error') }, lines };
   }
 
@@ -75,7 +89,14 @@ describe('console logger', () => {
     logger.info({ from: 'closed', to: 'open' }, 'circuit breaker transition');
     logger.error({ err: new Error('boom') }, 'failed');
     expect(lines.map((l) => l.via)).toEqual(['log', 'error']);
-    expect(lines[0]!.line).toMatchObject({ level: 30, svc: 'rcp-gateway', engine: 'web', from: 'closed', to: 'open', msg: 'circuit breaker transition' });
+    expect(lines[0]!.line).toMatchObject({
+      level: 30,
+      svc: 'rcp-gateway',
+      engine: 'web',
+      from: 'closed',
+      to: 'open',
+      msg: 'circuit breaker transition',
+    });
     expect(lines[0]!.line.time).toEqual(expect.stringMatching(/^\d{4}-\d\d-\d\dT/));
     expect(lines[1]!.line).toMatchObject({ level: 50, err: { type: 'Error', message: 'boom' } });
     expect(logger.isLevelEnabled('debug')).toBe(false);

@@ -24,7 +24,11 @@ class FakeEngine implements ManagedEngine {
     this.markStopped = resolve;
   });
 
-  constructor(public config: EngineConfig, readonly settings: GatewaySettings, private readonly startsOk: boolean) {
+  constructor(
+    public config: EngineConfig,
+    readonly settings: GatewaySettings,
+    private readonly startsOk: boolean,
+  ) {
     this.id = config.id;
     this.required = config.required;
     if (!startsOk) this.lastError = 'refused';
@@ -47,7 +51,10 @@ class FakeEngine implements ManagedEngine {
 }
 
 function config(engines: Array<Partial<EngineConfig> & { id: string }>, gateway: Record<string, unknown> = {}): GatewayConfig {
-  return parseConfig({ engines: engines.map((e) => ({ transport: 'http', url: `http://127.0.0.1:1/${e.id}`, ...e })), gateway }, { baseDir: '/' }).config;
+  return parseConfig(
+    { engines: engines.map((e) => ({ transport: 'http', url: `http://127.0.0.1:1/${e.id}`, ...e })), gateway },
+    { baseDir: '/' },
+  ).config;
 }
 
 function engineSet(initial: GatewayConfig, failing: ReadonlySet<string> = new Set()) {

@@ -99,12 +99,24 @@ describe('mrr (per-query reciprocal rank)', () => {
 
 describe('evaluateRun', () => {
   const judgements = new Map([
-    ['q1', new Map([['a', 4], ['b', 1]])],
+    [
+      'q1',
+      new Map([
+        ['a', 4],
+        ['b', 1],
+      ]),
+    ],
     ['q2', new Map([['c', 2]])],
   ]);
 
   it('averages over every judged query and scores a missing query as 0', () => {
-    const result = evaluateRun(new Map([['q1', ['b', 'a']], ['unjudged', ['a']]]), judgements);
+    const result = evaluateRun(
+      new Map([
+        ['q1', ['b', 'a']],
+        ['unjudged', ['a']],
+      ]),
+      judgements,
+    );
     // q1: DCG = 1 + 4/log2(3), IDCG = 4 + 1/log2(3); recall 1; RR 1. q2 missing → 0, 0, 0.
     const q1Ndcg = (1 + 4 / LOG2_3) / (4 + 1 / LOG2_3);
     expect(result.queries).toBe(2);
@@ -145,9 +157,7 @@ describe('Cranfield evaluation set', () => {
   });
 
   it('an oracle run scores 1 on every metric; an empty run scores 0', () => {
-    const oracle = new Map(
-      [...judgements].map(([q, m]) => [q, [...m].sort((x, y) => y[1] - x[1]).map(([d]) => d)] as const),
-    );
+    const oracle = new Map([...judgements].map(([q, m]) => [q, [...m].sort((x, y) => y[1] - x[1]).map(([d]) => d)] as const));
     const best = evaluateRun(oracle);
     expect(best.queries).toBe(225);
     expect(best.ndcg10).toBeCloseTo(1, 12);

@@ -30,23 +30,26 @@ describe('gateway.experiments schema', () => {
   });
 
   it('accepts a full valid section inside a gateway config', () => {
-    const { config } = parseConfig({
-      engines,
-      gateway: {
-        experiments: {
-          secret: SECRET,
-          arms: {
-            titles: { engines: ['titles'] },
-            fused: { engines: ['titles', 'abstracts'], weights: { abstracts: 2 }, fusion: 'weighted', fusionHeadroom: 3 },
+    const { config } = parseConfig(
+      {
+        engines,
+        gateway: {
+          experiments: {
+            secret: SECRET,
+            arms: {
+              titles: { engines: ['titles'] },
+              fused: { engines: ['titles', 'abstracts'], weights: { abstracts: 2 }, fusion: 'weighted', fusionHeadroom: 3 },
+            },
+            list: [
+              { id: 'split-1', kind: 'split', arms: { titles: 1, fused: 3 }, traffic: 0.2, assignBy: { param: 'sessionId' } },
+              { id: 'shadow-1', kind: 'shadow', primary: 'fused', shadow: 'titles', sample: 0.05 },
+              { id: 'il-1', kind: 'interleave', arms: ['fused', 'titles'], assignBy: { header: 'X-Team' } },
+            ],
           },
-          list: [
-            { id: 'split-1', kind: 'split', arms: { titles: 1, fused: 3 }, traffic: 0.2, assignBy: { param: 'sessionId' } },
-            { id: 'shadow-1', kind: 'shadow', primary: 'fused', shadow: 'titles', sample: 0.05 },
-            { id: 'il-1', kind: 'interleave', arms: ['fused', 'titles'], assignBy: { header: 'X-Team' } },
-          ],
         },
       },
-    }, { baseDir: '/' });
+      { baseDir: '/' },
+    );
     const list = config.gateway.experiments!.list;
     expect(list.map((e) => e.kind)).toEqual(['split', 'shadow', 'interleave']);
     expect(list[2]!.assignBy).toEqual({ header: 'x-team' }); // header names are matched lower-cased
@@ -63,16 +66,18 @@ describe('gateway.experiments schema', () => {
         { id: 'd', kind: 'split', arms: { t: 0, empty: 0 }, traffic: 2 },
       ],
     });
-    expect(problems).toEqual(expect.arrayContaining([
-      'gateway.experiments.arms.empty.engines: expected at least one engine id',
-      'gateway.experiments.list[0].arms.ghost: unknown arm "ghost"',
-      'gateway.experiments.list[1].id: duplicate experiment id "a" (also list[0])',
-      'gateway.experiments.list[1].arms: expected at least two arms',
-      'gateway.experiments.list[2].shadow: expected an arm other than the primary',
-      'gateway.experiments.list[3].arms: expected two different arms',
-      'gateway.experiments.secret: required by interleave experiment "c" (signs attribution tokens)',
-      'gateway.experiments.list[4].traffic: expected a share in [0, 1]',
-    ]));
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        'gateway.experiments.arms.empty.engines: expected at least one engine id',
+        'gateway.experiments.list[0].arms.ghost: unknown arm "ghost"',
+        'gateway.experiments.list[1].id: duplicate experiment id "a" (also list[0])',
+        'gateway.experiments.list[1].arms: expected at least two arms',
+        'gateway.experiments.list[2].shadow: expected an arm other than the primary',
+        'gateway.experiments.list[3].arms: expected two different arms',
+        'gateway.experiments.secret: required by interleave experiment "c" (signs attribution tokens)',
+        'gateway.experiments.list[4].traffic: expected a share in [0, 1]',
+      ]),
+    );
   });
 
   it('checks arm engines against the engine registry', () => {

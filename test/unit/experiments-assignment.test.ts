@@ -10,7 +10,10 @@ import { REPO_ROOT } from '../support/processes.js';
 
 const split = (extra: Record<string, unknown> = {}): ExperimentConfig =>
   ExperimentSchema.parse({ id: 'exp-1', kind: 'split', arms: { control: 1, treatment: 1, wide: 2 }, ...extra });
-const byUser = (user: string, params: Record<string, unknown> = {}) => ({ params: { query: 'q', ...params }, headers: { 'x-rcpgw-user': user } });
+const byUser = (user: string, params: Record<string, unknown> = {}) => ({
+  params: { query: 'q', ...params },
+  headers: { 'x-rcpgw-user': user },
+});
 const KEYS = Array.from({ length: 10_000 }, (_, i) => `user-${i}`);
 
 describe('split assignment', () => {
@@ -93,7 +96,14 @@ const BUILT = path.join(REPO_ROOT, 'dist/core/experiments/assignment.js');
 
 describe('assignment across processes', () => {
   it.skipIf(!existsSync(BUILT))('puts the same key in the same arm in two separate node processes', () => {
-    const config = { id: 'exp-1', kind: 'split', arms: { control: 1, treatment: 1, wide: 2 }, traffic: 1, allowForce: false, assignBy: { header: 'x-rcpgw-user' } };
+    const config = {
+      id: 'exp-1',
+      kind: 'split',
+      arms: { control: 1, treatment: 1, wide: 2 },
+      traffic: 1,
+      allowForce: false,
+      assignBy: { header: 'x-rcpgw-user' },
+    };
     const script = `
       const { assign } = await import(${JSON.stringify(pathToFileURL(BUILT).href)});
       const experiment = ${JSON.stringify(config)};
@@ -101,7 +111,10 @@ describe('assignment across processes', () => {
       for (let i = 0; i < 2000; i++) arms.push(assign(experiment, { params: {}, headers: { 'x-rcpgw-user': 'user-' + i } }).arm);
       process.stdout.write(JSON.stringify({ pid: process.pid, arms }));`;
     const run = (): { pid: number; arms: string[] } =>
-      JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as { pid: number; arms: string[] };
+      JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as {
+        pid: number;
+        arms: string[];
+      };
     const first = run();
     const second = run();
     expect(first.pid).not.toBe(second.pid);

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { constantTimeEqual, creditFeedback, signAttribution, verifyAttribution, type AttributionClaims } from '../../src/core/experiments/attribution.js';
+import {
+  constantTimeEqual,
+  creditFeedback,
+  signAttribution,
+  verifyAttribution,
+  type AttributionClaims,
+} from '../../src/core/experiments/attribution.js';
 import { RcpError } from '../../src/core/protocol/errors.js';
 
 const SECRET = 'attribution-secret-0123456789';
@@ -7,7 +13,12 @@ const NOW = 1_750_000_000_000;
 const claims: AttributionClaims = {
   experiment: 'il-1',
   arms: ['abstracts', 'titles'],
-  teams: new Map([['184', 'A'], ['29', 'B'], ['31', 'A'], ['ü/ñ', 'B']]),
+  teams: new Map([
+    ['184', 'A'],
+    ['29', 'B'],
+    ['31', 'A'],
+    ['ü/ñ', 'B'],
+  ]),
   issuedAt: NOW,
 };
 const verify = (token: unknown, now = NOW + 1_000, secret = SECRET) => verifyAttribution(token, { secret, ttlMs: 60_000, now });
@@ -57,8 +68,20 @@ describe('attribution tokens', () => {
 
   it('credits positive feedback signals to the team of each hit', () => {
     const back = verify(signAttribution(claims, SECRET));
-    expect(creditFeedback(back, [{ hitId: '184', used: true }, { hitId: '31', cited: true }, { hitId: '29', helpful: true }])).toEqual({ A: 2, B: 1, outcome: 'A' });
-    expect(creditFeedback(back, [{ hitId: '29', reward: 0.5 }, { hitId: '184', helpful: false }, { hitId: '31', reward: -1 }])).toEqual({ A: 0, B: 1, outcome: 'B' });
+    expect(
+      creditFeedback(back, [
+        { hitId: '184', used: true },
+        { hitId: '31', cited: true },
+        { hitId: '29', helpful: true },
+      ]),
+    ).toEqual({ A: 2, B: 1, outcome: 'A' });
+    expect(
+      creditFeedback(back, [
+        { hitId: '29', reward: 0.5 },
+        { hitId: '184', helpful: false },
+        { hitId: '31', reward: -1 },
+      ]),
+    ).toEqual({ A: 0, B: 1, outcome: 'B' });
     expect(creditFeedback(back, [{ hitId: 'unknown', used: true }])).toEqual({ A: 0, B: 0, outcome: 'tie' });
   });
 

@@ -26,7 +26,12 @@ describe('rank-biased overlap (extrapolated)', () => {
     for (const n of [1, 3, 10, 50]) {
       const list = Array.from({ length: n }, (_, i) => `d${i}`);
       expect(rankBiasedOverlap(list, [...list])).toBeCloseTo(1, 12);
-      expect(rankBiasedOverlap(list, list.map((x) => `other-${x}`))).toBe(0);
+      expect(
+        rankBiasedOverlap(
+          list,
+          list.map((x) => `other-${x}`),
+        ),
+      ).toBe(0);
     }
     expect(rankBiasedOverlap([], [])).toBe(1);
     expect(rankBiasedOverlap(['a'], [])).toBe(0);
@@ -34,10 +39,22 @@ describe('rank-biased overlap (extrapolated)', () => {
 
   it('matches eq. 32 term by term for even and uneven lists', () => {
     const cases: Array<[string[], string[]]> = [
-      [['a', 'b', 'c', 'd'], ['b', 'a', 'd', 'c']],
-      [['a', 'b'], ['a', 'b', 'c', 'd']],
-      [['a', 'x', 'c'], ['c', 'b', 'a', 'y', 'z', 'q']],
-      [['a', 'b', 'c', 'd', 'e'], ['e', 'd', 'c', 'b', 'a']],
+      [
+        ['a', 'b', 'c', 'd'],
+        ['b', 'a', 'd', 'c'],
+      ],
+      [
+        ['a', 'b'],
+        ['a', 'b', 'c', 'd'],
+      ],
+      [
+        ['a', 'x', 'c'],
+        ['c', 'b', 'a', 'y', 'z', 'q'],
+      ],
+      [
+        ['a', 'b', 'c', 'd', 'e'],
+        ['e', 'd', 'c', 'b', 'a'],
+      ],
     ];
     for (const [s, l] of cases) {
       expect(rankBiasedOverlap(s, l, 0.9)).toBeCloseTo(rboReference(s, l, 0.9), 12);
@@ -72,7 +89,14 @@ describe('shadow pair comparison', () => {
     expect(both.rbo).toBeGreaterThan(0);
     expect(both.latencyDeltaMs).toBe(15);
     const failed = comparePair({ ids: ['a'], latencyMs: 10 }, { ids: [], latencyMs: 2_000, error: 'timeout' }, 3);
-    expect(failed).toMatchObject({ overlapAtK: undefined, rbo: undefined, shadowError: true, primaryError: false, shadowEmpty: false, primaryEmpty: false });
+    expect(failed).toMatchObject({
+      overlapAtK: undefined,
+      rbo: undefined,
+      shadowError: true,
+      primaryError: false,
+      shadowEmpty: false,
+      primaryEmpty: false,
+    });
     expect(comparePair({ ids: [], latencyMs: 1 }, { ids: ['a'], latencyMs: 1 }, 3)).toMatchObject({ primaryEmpty: true, rbo: 0 });
   });
 });

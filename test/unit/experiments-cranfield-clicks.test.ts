@@ -61,12 +61,22 @@ function interleavingExperiment(armA: Lists, armB: Lists, seed: number, viaToken
     let creditB = 0;
     for (let user = 0; user < USERS_PER_QUERY; user++) {
       const shown = teamDraft(armA.get(query.id)!, armB.get(query.id)!, 10, random, (id) => id);
-      const clicks = simulatedClicks(shown.hits.map((h) => h.id), judgements.get(query.id)!, random);
+      const clicks = simulatedClicks(
+        shown.hits.map((h) => h.id),
+        judgements.get(query.id)!,
+        random,
+      );
       let credit;
       if (viaTokens) {
         // The answer carries the token; the client echoes it with its feedback.
-        const token = signAttribution({ experiment: 'il', arms: ['abstracts', 'titles'], teams: shown.teams, issuedAt: Date.now() }, SECRET);
-        credit = creditFeedback(verifyAttribution(token, { secret: SECRET, ttlMs: 60_000 }), clicks.map((hitId) => ({ hitId, used: true })));
+        const token = signAttribution(
+          { experiment: 'il', arms: ['abstracts', 'titles'], teams: shown.teams, issuedAt: Date.now() },
+          SECRET,
+        );
+        credit = creditFeedback(
+          verifyAttribution(token, { secret: SECRET, ttlMs: 60_000 }),
+          clicks.map((hitId) => ({ hitId, used: true })),
+        );
       } else {
         credit = creditClicks(shown.teams, clicks);
       }
@@ -95,11 +105,15 @@ describe('team-draft interleaving on Cranfield with simulated clicks', () => {
     expect(queries).toHaveLength(225);
     const ab = interleavingExperiment(abstracts, titles, 2008, true);
     const aa = interleavingExperiment(abstracts, abstractsCopy, 2008, true);
-    console.log([
-      `Interleaving, 225 Cranfield queries × ${USERS_PER_QUERY} simulated users:`,
-      line('abstracts vs titles (impressions)', ab.impressions), line('abstracts vs titles (per query)', ab.queries),
-      line('A/A abstracts (impressions)', aa.impressions), line('A/A abstracts (per query)', aa.queries),
-    ].join('\n  '));
+    console.log(
+      [
+        `Interleaving, 225 Cranfield queries × ${USERS_PER_QUERY} simulated users:`,
+        line('abstracts vs titles (impressions)', ab.impressions),
+        line('abstracts vs titles (per query)', ab.queries),
+        line('A/A abstracts (impressions)', aa.impressions),
+        line('A/A abstracts (per query)', aa.queries),
+      ].join('\n  '),
+    );
     expect(ab.impressions.wins + ab.impressions.losses + ab.impressions.ties).toBe(225 * USERS_PER_QUERY);
     expect(ab.impressions.wins).toBeGreaterThan(ab.impressions.losses);
     expect(ab.impressions.pValue).toBeLessThan(0.05);

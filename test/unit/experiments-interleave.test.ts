@@ -5,7 +5,10 @@ import { seededRandom } from '../../src/core/experiments/random.js';
 
 const id = (x: string): string => x;
 // Ranked lists over a small id space, so the two lists overlap often.
-const list = fc.uniqueArray(fc.integer({ min: 0, max: 40 }).map((n) => `d${n}`), { maxLength: 30 });
+const list = fc.uniqueArray(
+  fc.integer({ min: 0, max: 40 }).map((n) => `d${n}`),
+  { maxLength: 30 },
+);
 
 function checkCommonInvariants(result: Interleaving<string>, a: string[], b: string[], k: number): void {
   const ids = result.hits.map((h) => h.id);
@@ -15,7 +18,10 @@ function checkCommonInvariants(result: Interleaving<string>, a: string[], b: str
     expect((hit.team === 'A' ? a : b).includes(hit.id)).toBe(true); // a team only contributes its own hits
     expect(result.teams.get(hit.id)).toBe(hit.team);
   }
-  for (const [team, source] of [['A', a], ['B', b]] as const) {
+  for (const [team, source] of [
+    ['A', a],
+    ['B', b],
+  ] as const) {
     const ranks = result.hits.filter((h) => h.team === team).map((h) => source.indexOf(h.id));
     expect(ranks).toEqual([...ranks].sort((x, y) => x - y)); // each team's picks keep its list order
   }
@@ -43,7 +49,7 @@ describe('team-draft interleaving', () => {
     );
   });
 
-  it('each pick is the team\'s best hit not yet shown', () => {
+  it("each pick is the team's best hit not yet shown", () => {
     const result = teamDraft(['a', 'b', 'c', 'd'], ['b', 'a', 'e', 'f'], 4, () => 0, id); // coin always says A
     // A picks a; B (fewer picks) picks b; tie → A: next unshown of A is c; B: a, b shown → e.
     expect(result.hits.map((h) => `${h.team}:${h.id}`)).toEqual(['A:a', 'B:b', 'A:c', 'B:e']);
@@ -65,7 +71,11 @@ describe('team-draft interleaving', () => {
 });
 
 describe('click credit', () => {
-  const teams = new Map([['a', 'A'], ['b', 'B'], ['c', 'A']] as const);
+  const teams = new Map([
+    ['a', 'A'],
+    ['b', 'B'],
+    ['c', 'A'],
+  ] as const);
   it('counts each distinct credited hit once for its team', () => {
     expect(creditClicks(teams, ['a', 'c', 'b'])).toEqual({ A: 2, B: 1, outcome: 'A' });
     expect(creditClicks(teams, ['b', 'b', 'b'])).toEqual({ A: 0, B: 1, outcome: 'B' });

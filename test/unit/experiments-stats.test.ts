@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
-  binomialCdf, incompleteBeta, logGamma, pairedTTest, preferenceSummary, randomisationTest, signTest, studentTCdf, wilsonInterval,
+  binomialCdf,
+  incompleteBeta,
+  logGamma,
+  pairedTTest,
+  preferenceSummary,
+  randomisationTest,
+  signTest,
+  studentTCdf,
+  wilsonInterval,
 } from '../../src/core/experiments/stats.js';
 import { seededRandom } from '../../src/core/experiments/random.js';
 
@@ -45,7 +53,14 @@ describe('special functions', () => {
   });
 
   it('binomial CDF matches exact sums', () => {
-    for (const [k, n] of [[3, 10], [40, 100], [90, 225], [0, 20], [499, 1000], [7, 15]] as const) {
+    for (const [k, n] of [
+      [3, 10],
+      [40, 100],
+      [90, 225],
+      [0, 20],
+      [499, 1000],
+      [7, 15],
+    ] as const) {
       expect(binomialCdf(k, n, 0.5)).toBeCloseTo(exactHalfCdf(k, n), 12);
     }
     expect(binomialCdf(-1, 5, 0.5)).toBe(0);
@@ -77,7 +92,7 @@ describe('sign test and preference', () => {
 
 describe('paired tests', () => {
   const a = [0.61, 0.42, 0.55, 0.71, 0.38, 0.66, 0.49, 0.58, 0.62, 0.47];
-  const b = [0.52, 0.40, 0.51, 0.60, 0.41, 0.59, 0.45, 0.50, 0.57, 0.44];
+  const b = [0.52, 0.4, 0.51, 0.6, 0.41, 0.59, 0.45, 0.5, 0.57, 0.44];
 
   it('paired t-test matches a hand computation', () => {
     const d = a.map((x, i) => x - b[i]!);

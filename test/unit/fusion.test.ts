@@ -9,7 +9,9 @@ import type { EngineHit, FusionOptions, RankedList } from '../../src/core/federa
 
 const opts = (over: Partial<FusionOptions> = {}): FusionOptions => ({ k: 10, rrfK: 60, dedup: 'id', ...over });
 const list = (engine: string, hits: Array<Partial<EngineHit> & { id: string | number }>, extra: Partial<RankedList> = {}): RankedList => ({
-  engine, weight: 1, ...extra,
+  engine,
+  weight: 1,
+  ...extra,
   hits: hits.map((h, i) => ({ score: 100 - i, ...h })),
 });
 const ids = (hits: readonly EngineHit[]): Array<string | number> => hits.map((h) => h.id);
@@ -17,10 +19,11 @@ const meta = (hit: EngineHit | undefined): Record<string, unknown> => (hit?.meta
 
 describe('RRF (§16.3)', () => {
   it('scores Σ weight / (rrfK + rank) with 1-based ranks', () => {
-    const out = fuse([
-      list('a', [{ id: 'x' }, { id: 'y' }, { id: 'z' }]),
-      list('b', [{ id: 'y' }, { id: 'w' }], { weight: 2 }),
-    ], 'rrf', opts());
+    const out = fuse(
+      [list('a', [{ id: 'x' }, { id: 'y' }, { id: 'z' }]), list('b', [{ id: 'y' }, { id: 'w' }], { weight: 2 })],
+      'rrf',
+      opts(),
+    );
     const byId = new Map(out.hits.map((h) => [h.id, h.score]));
     expect(byId.get('y')).toBeCloseTo(1 / 62 + 2 / 61, 15);
     expect(byId.get('w')).toBeCloseTo(2 / 62, 15);
@@ -43,11 +46,15 @@ describe('RRF (§16.3)', () => {
 
   it('breaks ties by fused score, then summed weight, then smaller stringified id', () => {
     // rrfK 0: p at rank 2 in a → 1/2 (weight sum 1); q at rank 4 in b and c → 1/4 + 1/4 = 1/2 (weight sum 2).
-    const out = fuse([
-      list('a', [{ id: 'a1' }, { id: 'p' }]),
-      list('b', [{ id: 'b1' }, { id: 'b2' }, { id: 'b3' }, { id: 'q' }]),
-      list('c', [{ id: 'c1' }, { id: 'c2' }, { id: 'c3' }, { id: 'q' }]),
-    ], 'rrf', opts({ rrfK: 0 }));
+    const out = fuse(
+      [
+        list('a', [{ id: 'a1' }, { id: 'p' }]),
+        list('b', [{ id: 'b1' }, { id: 'b2' }, { id: 'b3' }, { id: 'q' }]),
+        list('c', [{ id: 'c1' }, { id: 'c2' }, { id: 'c3' }, { id: 'q' }]),
+      ],
+      'rrf',
+      opts({ rrfK: 0 }),
+    );
     const order = ids(out.hits);
     expect(order.slice(0, 3)).toEqual(['a1', 'b1', 'c1']); // 1/1 each, equal weight → id order
     expect(order.indexOf('q')).toBeLessThan(order.indexOf('p')); // same fused score, more summed weight
@@ -63,7 +70,11 @@ describe('RRF (§16.3)', () => {
   });
 
   it('never returns more than k hits, scores descending', () => {
-    const many = (engine: string, n: number): RankedList => list(engine, Array.from({ length: n }, (_, i) => ({ id: `${engine}${i}` })));
+    const many = (engine: string, n: number): RankedList =>
+      list(
+        engine,
+        Array.from({ length: n }, (_, i) => ({ id: `${engine}${i}` })),
+      );
     const out = fuse([many('a', 30), many('b', 30)], 'rrf', opts({ k: 7 }));
     expect(out.hits).toHaveLength(7);
     expect(out.total).toBe(60); // distinct identities before the cut
@@ -74,7 +85,16 @@ describe('RRF (§16.3)', () => {
   });
 
   it('counts one vote per engine even when an engine repeats an identity', () => {
-    const out = fuse([list('a', [{ id: 'x', citation: { source: 's', uri: 'u' } }, { id: 'y', citation: { source: 's', uri: 'u' } }])], 'rrf', opts({ dedup: 'citation.uri' }));
+    const out = fuse(
+      [
+        list('a', [
+          { id: 'x', citation: { source: 's', uri: 'u' } },
+          { id: 'y', citation: { source: 's', uri: 'u' } },
+        ]),
+      ],
+      'rrf',
+      opts({ dedup: 'citation.uri' }),
+    );
     expect(out.hits).toHaveLength(1);
     expect(out.hits[0]!.score).toBeCloseTo(1 / 61, 15);
   });
@@ -84,7 +104,10 @@ describe('dedup, merge and origin tags (§16.3)', () => {
   it('collapses by stringified id across engines (1 and "1" are one document)', () => {
     const out = fuse([list('a', [{ id: 1 }]), list('b', [{ id: '1' }])], 'rrf', opts());
     expect(out.hits).toHaveLength(1);
-    expect(meta(out.hits[0]).engines).toEqual([{ engine: 'a', rank: 1, score: 100 }, { engine: 'b', rank: 1, score: 100 }]);
+    expect(meta(out.hits[0]).engines).toEqual([
+      { engine: 'a', rank: 1, score: 100 },
+      { engine: 'b', rank: 1, score: 100 },
+    ]);
   });
 
   it('collapses by citation.uri, falling back to the id when a hit has none', () => {
@@ -101,7 +124,10 @@ describe('dedup, merge and origin tags (§16.3)', () => {
   it('collapses by content hash, insensitive to surrounding and repeated whitespace', () => {
     const lists = [
       list('a', [{ id: 'a-1', text: 'Boundary  layer\ntransition' }]),
-      list('b', [{ id: 'b-9', text: '  Boundary layer transition ' }, { id: 'b-2', text: 'boundary layer transition' }]),
+      list('b', [
+        { id: 'b-9', text: '  Boundary layer transition ' },
+        { id: 'b-2', text: 'boundary layer transition' },
+      ]),
     ];
     const out = fuse(lists, 'rrf', opts({ dedup: 'content-hash' }));
     expect(out.hits).toHaveLength(2); // case differs → a different document
@@ -110,25 +136,30 @@ describe('dedup, merge and origin tags (§16.3)', () => {
   });
 
   it('keeps the richest body (more content blocks, then longer text) and merges meta', () => {
-    const out = fuse([
-      list('a', [{ id: 'd', text: 'short', meta: { lang: 'en', shared: 'from-a' } }]),
-      list('b', [{ id: 'd', text: 'a much longer body', meta: { year: 1962, shared: 'from-b' } }]),
-    ], 'rrf', opts());
+    const out = fuse(
+      [
+        list('a', [{ id: 'd', text: 'short', meta: { lang: 'en', shared: 'from-a' } }]),
+        list('b', [{ id: 'd', text: 'a much longer body', meta: { year: 1962, shared: 'from-b' } }]),
+      ],
+      'rrf',
+      opts(),
+    );
     const hit = out.hits[0]!;
     expect(hit.text).toBe('a much longer body');
     expect(meta(hit)).toMatchObject({ lang: 'en', year: 1962, shared: 'from-b' }); // the kept body's meta wins
-    const blocks = fuse([
-      list('a', [{ id: 'd', text: 'x'.repeat(500) }]),
-      list('b', [{ id: 'd', content: [{ type: 'image', mimeType: 'image/png', uri: 'https://p/1.png' }] }]),
-    ], 'rrf', opts());
+    const blocks = fuse(
+      [
+        list('a', [{ id: 'd', text: 'x'.repeat(500) }]),
+        list('b', [{ id: 'd', content: [{ type: 'image', mimeType: 'image/png', uri: 'https://p/1.png' }] }]),
+      ],
+      'rrf',
+      opts(),
+    );
     expect(blocks.hits[0]!.content).toHaveLength(1);
   });
 
   it('tags the origin: meta.engine / engineRank / engineScore of the best rank, and meta.fusedScore', () => {
-    const out = fuse([
-      list('a', [{ id: 'o' }, { id: 'd', score: 3.5 }]),
-      list('b', [{ id: 'd', score: 0.25 }]),
-    ], 'rrf', opts());
+    const out = fuse([list('a', [{ id: 'o' }, { id: 'd', score: 3.5 }]), list('b', [{ id: 'd', score: 0.25 }])], 'rrf', opts());
     const d = out.hits.find((h) => h.id === 'd')!;
     expect(meta(d)).toMatchObject({ engine: 'b', engineRank: 1, engineScore: 0.25 });
     expect(meta(d).fusedScore).toBe(d.score);
@@ -146,8 +177,23 @@ describe('dedup, merge and origin tags (§16.3)', () => {
 });
 
 describe('weighted min-max and convex (§16.3)', () => {
-  const a = list('a', [{ id: 'x', score: 10 }, { id: 'y', score: 6 }, { id: 'z', score: 2 }], { scoreFloor: 0 });
-  const b = list('b', [{ id: 'y', score: 0.9 }, { id: 'w', score: 0.5 }], { scoreFloor: -1, weight: 2 });
+  const a = list(
+    'a',
+    [
+      { id: 'x', score: 10 },
+      { id: 'y', score: 6 },
+      { id: 'z', score: 2 },
+    ],
+    { scoreFloor: 0 },
+  );
+  const b = list(
+    'b',
+    [
+      { id: 'y', score: 0.9 },
+      { id: 'w', score: 0.5 },
+    ],
+    { scoreFloor: -1, weight: 2 },
+  );
 
   it('weighted: per-engine min-max to [0,1] over the returned set, times the engine weight', () => {
     const out = fuse([a, b], 'weighted', opts());

@@ -14,24 +14,33 @@ function service(call?: RcpService['call']): RcpService & { contexts: CallContex
     contexts,
     defaultDeadlineMs: 5_000,
     describe: () => ({ protocolVersion: 1, server: { name: 'svc' }, capabilities: { retrieve: {}, streaming: {} } }),
-    call: call ?? (async (_method: string, params: JsonObject, ctx: CallContext) => {
-      contexts.push(ctx);
-      return { echo: params };
-    }),
+    call:
+      call ??
+      (async (_method: string, params: JsonObject, ctx: CallContext) => {
+        contexts.push(ctx);
+        return { echo: params };
+      }),
   };
 }
 
 const OPTIONS = { basePath: '/rcp', maxBodyBytes: 1_000, sseHeartbeatMs: 10_000, streaming: true, corsOrigins: [] };
 
 function post(path: string, body: string | ReadableStream<Uint8Array>, headers: Record<string, string> = {}): Request {
-  return new Request(`http://gateway.test${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers }, duplex: 'half' } as RequestInit);
+  return new Request(`http://gateway.test${path}`, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json', ...headers },
+    duplex: 'half',
+  } as RequestInit);
 }
 
 describe('HTTP app on web standards', () => {
   it('answers JSON-RPC and the compact envelope, with lower-cased headers for the service', async () => {
     const svc = service();
     const app = createHttpApp(svc, OPTIONS);
-    const full = await app.fetch(post('/rcp/retrieve', JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'retrieve', params: { query: 'q' } }), { 'X-Trace-Me': 'yes' }));
+    const full = await app.fetch(
+      post('/rcp/retrieve', JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'retrieve', params: { query: 'q' } }), { 'X-Trace-Me': 'yes' }),
+    );
     expect(full.status).toBe(200);
     expect(await full.json()).toEqual({ jsonrpc: '2.0', id: 7, result: { echo: { query: 'q' } } });
     expect(svc.contexts[0]!.headers['x-trace-me']).toBe('yes');
@@ -66,14 +75,20 @@ describe('HTTP app on web standards', () => {
   });
 
   it('streams progress then the final frame over SSE', async () => {
-    const app = createHttpApp(service(async (_method, params, ctx) => {
-      ctx.progress?.({ progress: 0.5, stage: 'half' });
-      return { echo: params };
-    }), OPTIONS);
+    const app = createHttpApp(
+      service(async (_method, params, ctx) => {
+        ctx.progress?.({ progress: 0.5, stage: 'half' });
+        return { echo: params };
+      }),
+      OPTIONS,
+    );
     const body = { jsonrpc: '2.0', id: 3, method: 'retrieve', params: { query: 's', _meta: { progressToken: 'p' } } };
     const response = await app.fetch(post('/rcp/retrieve', JSON.stringify(body), { accept: 'text/event-stream' }));
     expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
-    const frames = (await response.text()).split('\n\n').filter((f) => f.startsWith('data: ')).map((f) => JSON.parse(f.slice(6)));
+    const frames = (await response.text())
+      .split('\n\n')
+      .filter((f) => f.startsWith('data: '))
+      .map((f) => JSON.parse(f.slice(6)));
     expect(frames).toEqual([
       { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'p', progress: 0.5, stage: 'half' } },
       { jsonrpc: '2.0', id: 3, result: { echo: { query: 's', _meta: { progressToken: 'p' } } } },
@@ -86,14 +101,19 @@ describe('HTTP app on web standards', () => {
     const callStarted = new Promise<void>((resolve) => {
       started = resolve;
     });
-    const app = createHttpApp(service((_method, _params, ctx) => {
-      seen = ctx.signal;
-      started();
-      return new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted'))));
-    }), OPTIONS);
+    const app = createHttpApp(
+      service((_method, _params, ctx) => {
+        seen = ctx.signal;
+        started();
+        return new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted'))));
+      }),
+      OPTIONS,
+    );
     const client = new AbortController();
     const request = new Request('http://gateway.test/rcp/retrieve', {
-      method: 'POST', signal: client.signal, headers: { 'content-type': 'application/json' },
+      method: 'POST',
+      signal: client.signal,
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'retrieve', params: { query: 'q' } }),
     });
     const answer = app.fetch(request);

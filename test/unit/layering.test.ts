@@ -17,7 +17,15 @@ const CORE = path.join(SRC, 'core');
 
 /** Packages the core may import: web-standard or pure JavaScript. Check a package before adding it. */
 const PORTABLE_PACKAGES = new Set([
-  'hono', 'zod', 'opossum', 'p-limit', 'eventsource-parser', 'minisearch', '@noble/hashes', '@scure/base',
+  'hono',
+  'zod',
+  'opossum',
+  'p-limit',
+  'eventsource-parser',
+  'minisearch',
+  '@noble/hashes',
+  '@scure/base',
+  'pure-rand',
 ]);
 const NODE_BUILTINS = new Set(builtinModules);
 
@@ -104,13 +112,16 @@ describe('runtime-neutral core', () => {
   it('the walk finds what it must refuse, through any kind of import', () => {
     const root = '/repo/src/core';
     const files: Record<string, string> = {
-      [`${root}/a.ts`]: "import { b } from './b.js';\nimport { z } from 'zod';\nimport { Hono } from 'hono';\nimport { sha256 } from '@noble/hashes/sha2.js';\nexport { b };\n",
+      [`${root}/a.ts`]:
+        "import { b } from './b.js';\nimport { z } from 'zod';\nimport { Hono } from 'hono';\nimport { sha256 } from '@noble/hashes/sha2.js';\nexport { b };\n",
       [`${root}/b.ts`]: "export * from './deep/c.js';\nimport type { Logger } from 'pino';\nexport const b = 1;\n",
-      [`${root}/deep/c.ts`]: "import { readFile } from 'fs/promises';\nexport const c = () => import('node:crypto');\nexport { x } from '../../node/x.js';\nimport 'left-pad';\n",
+      [`${root}/deep/c.ts`]:
+        "import { readFile } from 'fs/promises';\nexport const c = () => import('node:crypto');\nexport { x } from '../../node/x.js';\nimport 'left-pad';\n",
       '/repo/src/node/x.ts': "import { createHash } from 'node:crypto';\nexport const x = createHash;\n",
     };
     const found = coreViolations([`${root}/a.ts`], (file) => files[file], root)
-      .map((v) => `${v.file} ${v.specifier}`).sort();
+      .map((v) => `${v.file} ${v.specifier}`)
+      .sort();
     expect(found).toEqual([
       'core/b.ts pino',
       'core/deep/c.ts ../../node/x.js',

@@ -16,7 +16,9 @@ import { FakeTransport, silent, type Sent } from './upstream-fakes.js';
 
 const INIT = { protocolVersion: 1, server: { name: 'fake' }, capabilities: { retrieve: {} } };
 
-async function setup(answer: (sent: Sent) => Promise<JsonObject>): Promise<{ engine: Engine; transport: FakeTransport; fed: FederationContext; ctx: CallContext; legs: unknown[][] }> {
+async function setup(
+  answer: (sent: Sent) => Promise<JsonObject>,
+): Promise<{ engine: Engine; transport: FakeTransport; fed: FederationContext; ctx: CallContext; legs: unknown[][] }> {
   const config = ConfigSchema.parse({
     engines: [{ id: 'e1', transport: 'http', url: 'http://127.0.0.1:1/rcp' }],
     gateway: { name: 'gw', deadlineReserveMs: 50, retry: { backoffMs: 0 } },
@@ -26,13 +28,24 @@ async function setup(answer: (sent: Sent) => Promise<JsonObject>): Promise<{ eng
   await engine.start();
   const legs: unknown[][] = [];
   const fed: FederationContext = {
-    engines: [engine], settings: config.gateway, logger: silent, identity: 'gw',
+    engines: [engine],
+    settings: config.gateway,
+    logger: silent,
+    identity: 'gw',
     hooks: { onLeg: (...args) => legs.push(args) },
     retryBudget: new RetryBudget(config.gateway.retry),
   };
   const ctx: CallContext = {
-    method: 'retrieve', requestId: 1, signal: new AbortController().signal, deadlineAt: performance.now() + 2_000, deadlineMs: 2_000,
-    progress: undefined, log: undefined, meta: { traceId: '0af7651916cd43dd8448eb211c80319c' }, transport: 'http', headers: {},
+    method: 'retrieve',
+    requestId: 1,
+    signal: new AbortController().signal,
+    deadlineAt: performance.now() + 2_000,
+    deadlineMs: 2_000,
+    progress: undefined,
+    log: undefined,
+    meta: { traceId: '0af7651916cd43dd8448eb211c80319c' },
+    transport: 'http',
+    headers: {},
   };
   return { engine, transport, fed, ctx, legs };
 }
@@ -43,7 +56,11 @@ describe('runLeg', () => {
     const outcome = await runLeg(legScope(ctx, fed), engine, 'retrieve', { query: 'q', _meta: { keep: 1 } });
     expect(outcome).toEqual({ ok: true, result: { hits: [] } });
     const meta = transport.sent.at(-1)!.params._meta as JsonObject;
-    expect(meta).toMatchObject({ keep: 1, federation: { depth: expect.any(Number), path: ['gw'] }, traceId: '0af7651916cd43dd8448eb211c80319c' });
+    expect(meta).toMatchObject({
+      keep: 1,
+      federation: { depth: expect.any(Number), path: ['gw'] },
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+    });
     expect(meta.deadlineMs).toBeLessThan(2_000 - 50);
     expect(transport.sent.at(-1)!.options.headers?.traceparent).toMatch(/^00-0af7651916cd43dd8448eb211c80319c-/);
     expect(legs).toEqual([['e1', 'retrieve', 0, expect.any(Number)]]);
@@ -51,9 +68,15 @@ describe('runLeg', () => {
   });
 
   it("turns an engine's error into a classified failure, reported with its code, never a rejection", async () => {
-    const { engine, fed, ctx, legs } = await setup(() => Promise.reject(new UpstreamError('remote-error', 'bad field', { code: -32602, message: 'bad field' })));
+    const { engine, fed, ctx, legs } = await setup(() =>
+      Promise.reject(new UpstreamError('remote-error', 'bad field', { code: -32602, message: 'bad field' })),
+    );
     const outcome = await runLeg(legScope(ctx, fed), engine, 'retrieve', {});
-    expect(outcome).toMatchObject({ ok: false, error: { reason: 'remote-error' }, failure: { engine: 'e1', code: -32602, reason: 'engine-error' } });
+    expect(outcome).toMatchObject({
+      ok: false,
+      error: { reason: 'remote-error' },
+      failure: { engine: 'e1', code: -32602, reason: 'engine-error' },
+    });
     expect(legs).toEqual([['e1', 'retrieve', -32602, expect.any(Number)]]);
     await engine.stop();
   });
@@ -67,7 +90,9 @@ describe('runLeg', () => {
 
   it('retries a retryable failure through the pipeline and notes it for usage.notes', async () => {
     let n = 0;
-    const { engine, transport, fed, ctx } = await setup(() => (n++ === 0 ? Promise.reject(new UpstreamError('timeout', 'slow')) : Promise.resolve({ hits: [] })));
+    const { engine, transport, fed, ctx } = await setup(() =>
+      n++ === 0 ? Promise.reject(new UpstreamError('timeout', 'slow')) : Promise.resolve({ hits: [] }),
+    );
     const scope = legScope(ctx, fed);
     expect(await runLeg(scope, engine, 'retrieve', {})).toMatchObject({ ok: true });
     expect(transport.sent.filter((s) => s.method === 'retrieve')).toHaveLength(2);

@@ -14,7 +14,12 @@ function engineList(engine: string, n: number, pool: number, salt: number, floor
     .map((id) => ({ id, h: hash(`${salt}:${id}`) }))
     .sort((a, b) => a.h - b.h)
     .slice(0, n);
-  const hits: EngineHit[] = docs.map((d, i) => ({ id: d.id, score: (n - i) / n + 0.1, text: `body of ${d.id}`, citation: { source: engine, uri: `u:${d.id}` } }));
+  const hits: EngineHit[] = docs.map((d, i) => ({
+    id: d.id,
+    score: (n - i) / n + 0.1,
+    text: `body of ${d.id}`,
+    citation: { source: engine, uri: `u:${d.id}` },
+  }));
   return { engine, weight: 1, hits, ...(floor !== undefined ? { scoreFloor: floor } : {}) };
 }
 
@@ -25,7 +30,11 @@ function hash(text: string): number {
 }
 
 /** A fetch that serves every engine's list to the requested depth (as a real engine would). */
-function fetcher(full: readonly RankedList[], depth: Record<string, number>, maxDepth = Infinity): (segment: number) => Promise<SegmentFetch> {
+function fetcher(
+  full: readonly RankedList[],
+  depth: Record<string, number>,
+  maxDepth = Infinity,
+): (segment: number) => Promise<SegmentFetch> {
   return (segment) => {
     const lists = full.map((list) => {
       const d = Math.min(depth[list.engine]! * 2 ** segment, maxDepth);
@@ -36,7 +45,13 @@ function fetcher(full: readonly RankedList[], depth: Record<string, number>, max
   };
 }
 
-async function pageAll(full: readonly RankedList[], k: number, method: FusionMethod, dedup: 'id' | 'citation.uri' = 'id', maxDepth = Infinity): Promise<{ pages: EngineHit[][]; depth: Record<string, number> }> {
+async function pageAll(
+  full: readonly RankedList[],
+  k: number,
+  method: FusionMethod,
+  dedup: 'id' | 'citation.uri' = 'id',
+  maxDepth = Infinity,
+): Promise<{ pages: EngineHit[][]; depth: Record<string, number> }> {
   const depth = Object.fromEntries(full.map((l) => [l.engine, k * 2]));
   const fetch = fetcher(full, depth, maxDepth);
   const pages: EngineHit[][] = [];
@@ -91,7 +106,10 @@ describe('federated pagination over window segments', () => {
   });
 
   it('dedups across engines by citation.uri when asked, still without repeats', async () => {
-    const shared: RankedList[] = [engineList('x', 20, 30, 7), { ...engineList('y', 20, 30, 8), hits: engineList('y', 20, 30, 8).hits.map((h) => ({ ...h, id: `y-${String(h.id)}` })) }];
+    const shared: RankedList[] = [
+      engineList('x', 20, 30, 7),
+      { ...engineList('y', 20, 30, 8), hits: engineList('y', 20, 30, 8).hits.map((h) => ({ ...h, id: `y-${String(h.id)}` })) },
+    ];
     const { pages } = await pageAll(shared, 4, 'rrf', 'citation.uri');
     const uris = pages.flat().map((h) => (h.citation as { uri: string }).uri);
     expect(new Set(uris).size).toBe(uris.length);
@@ -107,11 +125,19 @@ describe('federated pagination over window segments', () => {
 
   it('convex without floors falls back to rrf and says so on every page', async () => {
     const depth = { a: 6, b: 6, c: 6 };
-    const page = await fusedPage({ segment: 0, offset: 0 }, { k: 3, method: 'convex', depth, maxRounds: 4, fusion: { rrfK: 60, dedup: 'id' } }, fetcher(full, depth));
+    const page = await fusedPage(
+      { segment: 0, offset: 0 },
+      { k: 3, method: 'convex', depth, maxRounds: 4, fusion: { rrfK: 60, dedup: 'id' } },
+      fetcher(full, depth),
+    );
     expect(page.method).toBe('rrf');
     expect(page.notes.some((n) => n.includes('fell back to rrf'))).toBe(true);
     const floored = full.map((l) => ({ ...l, scoreFloor: 0 }));
-    const convex = await fusedPage({ segment: 0, offset: 0 }, { k: 3, method: 'convex', depth, maxRounds: 4, fusion: { rrfK: 60, dedup: 'id' } }, fetcher(floored, depth));
+    const convex = await fusedPage(
+      { segment: 0, offset: 0 },
+      { k: 3, method: 'convex', depth, maxRounds: 4, fusion: { rrfK: 60, dedup: 'id' } },
+      fetcher(floored, depth),
+    );
     expect(convex.method).toBe('convex');
     expect(convex.notes).toEqual([]);
   });

@@ -14,7 +14,8 @@ import { sendVia } from '../../src/core/upstream/send.js';
 import type { JsonObject } from '../../src/core/protocol/jsonrpc.js';
 import { breakerSettings, deferred, FakeTransport, recordingSend, upstreamCall } from './upstream-fakes.js';
 
-const fault = (retryAfterMs?: number): UpstreamError => new UpstreamError('remote-error', 'internal', { code: -32603, message: 'internal' }, retryAfterMs);
+const fault = (retryAfterMs?: number): UpstreamError =>
+  new UpstreamError('remote-error', 'internal', { code: -32603, message: 'internal' }, retryAfterMs);
 
 interface Rig {
   pipeline: Call;
@@ -31,7 +32,12 @@ function rig(send: Call, options: { concurrency?: number; maxQueue?: number; vol
   const ready = { value: true };
   const pipeline = composePipeline({
     timeoutMs: options.timeoutMs ?? 10_000,
-    admission: { notReady: () => (ready.value ? undefined : new UpstreamError('not-ready', 'engine is down')), get breakerAdmits() { return breaker.admits; } },
+    admission: {
+      notReady: () => (ready.value ? undefined : new UpstreamError('not-ready', 'engine is down')),
+      get breakerAdmits() {
+        return breaker.admits;
+      },
+    },
     limiter,
     breaker,
     send,
@@ -98,7 +104,10 @@ describe('upstream pipeline order', () => {
   });
 
   it('a malformed answer is judged inside the breaker and opens it', async () => {
-    const r = make(recordingSend(() => Promise.resolve({ hits: 'nope' })), { volumeThreshold: 1 });
+    const r = make(
+      recordingSend(() => Promise.resolve({ hits: 'nope' })),
+      { volumeThreshold: 1 },
+    );
     const validate = (result: JsonObject): void => {
       if (!Array.isArray(result.hits)) throw new UpstreamError('malformed', 'hits is not an array');
     };
@@ -158,14 +167,21 @@ describe('upstream pipeline order', () => {
 });
 
 describe('send step', () => {
-  const call = (over: Partial<UpstreamCall> = {}): UpstreamCall => upstreamCall({ onProgress: () => undefined, onLog: () => undefined, ...over });
+  const call = (over: Partial<UpstreamCall> = {}): UpstreamCall =>
+    upstreamCall({ onProgress: () => undefined, onLog: () => undefined, ...over });
 
   it('relays progress and logs only from an engine that advertised them, with the time left as its timeout', async () => {
     const transport = new FakeTransport();
     let caps = new Set<string>();
     const send = sendVia({ transport, has: (c) => caps.has(c), maxResponseBytes: 1_000 });
     await send(call({ expiresAt: performance.now() + 250 }));
-    expect(transport.sent[0]!.options).toMatchObject({ timeoutMs: 250, stream: false, onProgress: undefined, onLog: undefined, maxResponseBytes: 1_000 });
+    expect(transport.sent[0]!.options).toMatchObject({
+      timeoutMs: 250,
+      stream: false,
+      onProgress: undefined,
+      onLog: undefined,
+      maxResponseBytes: 1_000,
+    });
     caps = new Set(['streaming']);
     await send(call());
     expect(transport.sent[1]!.options.stream).toBe(true);

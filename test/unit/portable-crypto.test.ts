@@ -22,7 +22,9 @@ describe('portable hashing matches node:crypto', () => {
   const params = { query: 'naïve café', k: 3, filter: { year: { gte: 1960 } } };
   const fingerprint = requestFingerprint(params, 'x-rcpgw');
   const payload: CursorPayload = {
-    method: 'retrieve', fingerprint, expiresAt: 2_000_000_000_000,
+    method: 'retrieve',
+    fingerprint,
+    expiresAt: 2_000_000_000_000,
     position: { kind: 'fused', engines: ['a', 'ü'], depth: { a: 6, ü: 4 }, segment: 1, offset: 2 },
   };
 

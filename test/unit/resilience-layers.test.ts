@@ -12,7 +12,8 @@ import { UpstreamError } from '../../src/core/upstream/errors.js';
 import type { JsonObject } from '../../src/core/protocol/jsonrpc.js';
 import { breakerSettings, deferred, recordingSend, upstreamCall } from './upstream-fakes.js';
 
-const fault = (retryAfterMs?: number): UpstreamError => new UpstreamError('remote-error', 'internal', { code: -32603, message: 'internal' }, retryAfterMs);
+const fault = (retryAfterMs?: number): UpstreamError =>
+  new UpstreamError('remote-error', 'internal', { code: -32603, message: 'internal' }, retryAfterMs);
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -52,7 +53,12 @@ describe('fail-fast layer', () => {
     const send = recordingSend();
     let notReady: UpstreamError | undefined = new UpstreamError('not-ready', 'engine is down');
     let breakerAdmits = false;
-    const call = failFastLayer({ notReady: () => notReady, get breakerAdmits() { return breakerAdmits; } })(send);
+    const call = failFastLayer({
+      notReady: () => notReady,
+      get breakerAdmits() {
+        return breakerAdmits;
+      },
+    })(send);
     await expect(call(upstreamCall())).rejects.toMatchObject({ reason: 'not-ready', message: 'engine is down' });
     notReady = undefined;
     await expect(call(upstreamCall())).rejects.toMatchObject({ reason: 'circuit-open' });
@@ -122,7 +128,10 @@ describe('limiter layer', () => {
     const queued = call(upstreamCall({ signal: controller.signal }));
     controller.abort('cancel');
     await expect(queued).rejects.toMatchObject({ reason: 'aborted', message: 'aborted while queued' });
-    await expect(call(upstreamCall({ signal: controller.signal }))).rejects.toMatchObject({ reason: 'aborted', message: 'aborted before it was sent' });
+    await expect(call(upstreamCall({ signal: controller.signal }))).rejects.toMatchObject({
+      reason: 'aborted',
+      message: 'aborted before it was sent',
+    });
     expect(send.calls).toHaveLength(1);
   });
 });
@@ -145,7 +154,9 @@ describe('breaker layer', () => {
 
   it('half-opens once the reset timeout has passed, and a successful trial closes it', async () => {
     const transitions: BreakerState[] = [];
-    const breaker = new EngineBreaker(breakerSettings({ volumeThreshold: 1, resetTimeoutMs: 1_000 }), { onTransition: (_from, to) => transitions.push(to) });
+    const breaker = new EngineBreaker(breakerSettings({ volumeThreshold: 1, resetTimeoutMs: 1_000 }), {
+      onTransition: (_from, to) => transitions.push(to),
+    });
     let healthy = false;
     const call = breakerLayer(breaker)(recordingSend(() => (healthy ? Promise.resolve({ ok: true }) : Promise.reject(fault()))));
     await call(upstreamCall()).catch(() => undefined);
@@ -179,7 +190,13 @@ describe('breaker layer', () => {
 describe('retry layer', () => {
   const policy = (over: Partial<RetryPolicy> = {}): RetryPolicy & { decisions: RetryDecision[] } => {
     const decisions: RetryDecision[] = [];
-    return { budget: new RetryBudget({ budgetRatio: 0.1, minPerWindow: 10, windowMs: 10_000 }), backoffMs: 0, onDecision: (d) => decisions.push(d), decisions, ...over };
+    return {
+      budget: new RetryBudget({ budgetRatio: 0.1, minPerWindow: 10, windowMs: 10_000 }),
+      backoffMs: 0,
+      onDecision: (d) => decisions.push(d),
+      decisions,
+      ...over,
+    };
   };
   const flaky = (failures: number): ReturnType<typeof recordingSend> => {
     let n = 0;
@@ -216,7 +233,9 @@ describe('retry layer', () => {
     await expect(retryLayer(plain)(upstreamCall({ method: 'index/add', retry: policy() }))).rejects.toBeInstanceOf(UpstreamError);
     expect(plain.calls).toHaveLength(1);
     const safe = flaky(1);
-    await expect(retryLayer(safe)(upstreamCall({ method: 'index/add', retry: policy({ idempotent: true }) }))).resolves.toEqual({ attempt: 2 });
+    await expect(retryLayer(safe)(upstreamCall({ method: 'index/add', retry: policy({ idempotent: true }) }))).resolves.toEqual({
+      attempt: 2,
+    });
   });
 
   it("waits the engine's retryAfterMs on the clock, and skips a retry that would not fit the deadline", async () => {
@@ -230,7 +249,9 @@ describe('retry layer', () => {
     await expect(answer).resolves.toEqual({ ok: true });
     const tight = policy();
     const late = recordingSend(() => Promise.reject(fault(300)));
-    await expect(retryLayer(late)(upstreamCall({ retry: tight, deadlineAt: performance.now() + 310 }))).rejects.toBeInstanceOf(UpstreamError);
+    await expect(retryLayer(late)(upstreamCall({ retry: tight, deadlineAt: performance.now() + 310 }))).rejects.toBeInstanceOf(
+      UpstreamError,
+    );
     expect(late.calls).toHaveLength(1);
     expect(tight.decisions).toMatchObject([{ kind: 'skipped', why: 'deadline' }]);
   });

@@ -43,8 +43,12 @@ describe('Session lifecycle (§13)', () => {
 
   it('rejects initialize params of the wrong type with -32602', async () => {
     const session = new Session(service(), { transport: 'stdio', stateless: false });
-    expect(await one(session, req(1, 'initialize', { protocolVersion: '1' }))).toMatchObject({ error: { code: -32602, data: { field: 'protocolVersion' } } });
-    expect(await one(session, req(2, 'initialize', {}))).toMatchObject({ error: { code: -32602, data: { field: 'protocolVersion', detail: 'required' } } });
+    expect(await one(session, req(1, 'initialize', { protocolVersion: '1' }))).toMatchObject({
+      error: { code: -32602, data: { field: 'protocolVersion' } },
+    });
+    expect(await one(session, req(2, 'initialize', {}))).toMatchObject({
+      error: { code: -32602, data: { field: 'protocolVersion', detail: 'required' } },
+    });
   });
 
   it('keeps the capability set fixed after initialize (§13.2)', async () => {
@@ -76,8 +80,18 @@ describe('ids, notifications and batches', () => {
 
   it('rejects a second request with an id that is still in flight', async () => {
     let release!: () => void;
-    const gate = new Promise<void>((resolve) => { release = resolve; });
-    const session = new Session(service({ call: async () => { await gate; return {}; } }), { transport: 'http', stateless: true });
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const session = new Session(
+      service({
+        call: async () => {
+          await gate;
+          return {};
+        },
+      }),
+      { transport: 'http', stateless: true },
+    );
     const first = session.handle({ value: req(7, 'retrieve', { query: 'q' }) });
     expect(await one(session, req(7, 'retrieve', { query: 'q' }))).toMatchObject({ id: 7, error: { code: -32600 } });
     release();
@@ -100,9 +114,10 @@ describe('ids, notifications and batches', () => {
 describe('cancellation and progress (§7.14, §9)', () => {
   it('answers a cancelled request exactly once with -32006 and aborts its signal', async () => {
     const svc = service({
-      call: (_m, _p, ctx) => new Promise((_resolve, reject) => {
-        ctx.signal.addEventListener('abort', () => reject(new RcpError(-32603, 'late failure after abort')));
-      }),
+      call: (_m, _p, ctx) =>
+        new Promise((_resolve, reject) => {
+          ctx.signal.addEventListener('abort', () => reject(new RcpError(-32603, 'late failure after abort')));
+        }),
     });
     const session = new Session(svc, { transport: 'stdio', stateless: false });
     await one(session, req(1, 'initialize', { protocolVersion: 1 }));
@@ -143,6 +158,8 @@ describe('cancellation and progress (§7.14, §9)', () => {
 
   it('rejects a malformed _meta with -32602', async () => {
     const session = new Session(service(), { transport: 'http', stateless: true });
-    expect(await one(session, req(1, 'retrieve', { query: 'q', _meta: { progressToken: 1.5 } }))).toMatchObject({ error: { code: -32602, data: { field: '_meta.progressToken' } } });
+    expect(await one(session, req(1, 'retrieve', { query: 'q', _meta: { progressToken: 1.5 } }))).toMatchObject({
+      error: { code: -32602, data: { field: '_meta.progressToken' } },
+    });
   });
 });

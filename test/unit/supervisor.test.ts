@@ -13,7 +13,11 @@ import { Supervisor } from '../../src/core/upstream/supervisor.js';
 import type { TransportEvents, TransportFactory, TransportLifecycle } from '../../src/core/upstream/transport.js';
 import { FakeTransport, silent, type Sent } from './upstream-fakes.js';
 
-const INIT_OK = { protocolVersion: 1, server: { name: 'fake', version: '9' }, capabilities: { retrieve: { modes: ['dense'] }, streaming: {}, junk: 3 } };
+const INIT_OK = {
+  protocolVersion: 1,
+  server: { name: 'fake', version: '9' },
+  capabilities: { retrieve: { modes: ['dense'] }, streaming: {}, junk: 3 },
+};
 
 /** A transport that owns a (pretend) process. */
 class ProcessTransport extends FakeTransport implements TransportLifecycle {
@@ -47,8 +51,14 @@ function answering(init: () => JsonObject | UpstreamError): (sent: Sent) => Prom
 
 function supervisorOf(transport: FakeTransport, statuses: EngineStatus[] = []): Supervisor {
   return new Supervisor(transport, {
-    clientName: 'gw', engineId: 'e1', timeoutMs: 1_000, maxResponseBytes: 10_000,
-    restartDelayMs: 100, restartMaxDelayMs: 400, logger: silent, onStatus: (s) => statuses.push(s),
+    clientName: 'gw',
+    engineId: 'e1',
+    timeoutMs: 1_000,
+    maxResponseBytes: 10_000,
+    restartDelayMs: 100,
+    restartMaxDelayMs: 400,
+    logger: silent,
+    onStatus: (s) => statuses.push(s),
   });
 }
 
@@ -66,13 +76,19 @@ describe('handshake', () => {
     const transport = new FakeTransport(answering(() => ({ protocolVersion: 1, capabilities: { retrieve: {}, odd: 'x' } })));
     const result = await handshake(transport, { clientName: 'gw', engineId: 'e1', timeoutMs: 500, maxResponseBytes: 100 });
     expect(result).toEqual({ server: { name: 'e1' }, capabilities: { retrieve: {} } });
-    expect(transport.sent[0]!.params).toMatchObject({ protocolVersion: 1, client: { name: 'gw' }, capabilities: { streaming: {}, log: {} } });
+    expect(transport.sent[0]!.params).toMatchObject({
+      protocolVersion: 1,
+      client: { name: 'gw' },
+      capabilities: { streaming: {}, log: {} },
+    });
     expect(transport.sent[0]!.options).toMatchObject({ timeoutMs: 500, maxResponseBytes: 100 });
   });
 
   it('refuses an answer without a usable protocolVersion', async () => {
     const transport = new FakeTransport(answering(() => ({ server: { name: 'x' } })));
-    await expect(handshake(transport, { clientName: 'gw', engineId: 'e1', timeoutMs: 500, maxResponseBytes: 100 })).rejects.toMatchObject({ reason: 'malformed' });
+    await expect(handshake(transport, { clientName: 'gw', engineId: 'e1', timeoutMs: 500, maxResponseBytes: 100 })).rejects.toMatchObject({
+      reason: 'malformed',
+    });
   });
 });
 
@@ -149,7 +165,10 @@ describe('supervisor', () => {
 
 describe('engine over a TransportFactory', () => {
   function config(): GatewayConfig {
-    return ConfigSchema.parse({ engines: [{ id: 'e1', transport: 'http', url: 'http://127.0.0.1:1/rcp', maxConcurrent: 3 }], gateway: { name: 'gw' } });
+    return ConfigSchema.parse({
+      engines: [{ id: 'e1', transport: 'http', url: 'http://127.0.0.1:1/rcp', maxConcurrent: 3 }],
+      gateway: { name: 'gw' },
+    });
   }
 
   it('builds its transport from the factory, routes transport events, and serves calls through its pipeline', async () => {
@@ -162,17 +181,32 @@ describe('engine over a TransportFactory', () => {
       return transport;
     };
     const logs: Array<[string, JsonObject]> = [];
-    const { engines: [engineConfig], gateway } = config();
-    const engine = new Engine(engineConfig!, gateway, { logger: silent, transports: factory, hooks: { onLog: (id, frame) => logs.push([id, frame]) } });
-    await expect(engine.call({ method: 'retrieve', params: {}, deadlineAt: performance.now() + 1_000 })).rejects.toMatchObject({ reason: 'not-ready' });
+    const {
+      engines: [engineConfig],
+      gateway,
+    } = config();
+    const engine = new Engine(engineConfig!, gateway, {
+      logger: silent,
+      transports: factory,
+      hooks: { onLog: (id, frame) => logs.push([id, frame]) },
+    });
+    await expect(engine.call({ method: 'retrieve', params: {}, deadlineAt: performance.now() + 1_000 })).rejects.toMatchObject({
+      reason: 'not-ready',
+    });
     expect(await engine.start()).toBe(true);
     expect(engine.pid).toBeUndefined();
-    await expect(engine.call({ method: 'retrieve', params: { query: 'q' }, deadlineAt: performance.now() + 1_000 })).resolves.toEqual({ ok: true });
+    await expect(engine.call({ method: 'retrieve', params: { query: 'q' }, deadlineAt: performance.now() + 1_000 })).resolves.toEqual({
+      ok: true,
+    });
     const sent = transport.sent.at(-1)!;
     expect(sent.params).toMatchObject({ query: 'q', _meta: { deadlineMs: 999 } });
     events!.onLog({ level: 'info', message: 'hello' });
     expect(logs).toEqual([['e1', { level: 'info', message: 'hello' }]]);
-    expect(catalogEntry(engine, false)).toMatchObject({ id: 'e1', server: { name: 'fake' }, _meta: { status: 'ready', breaker: 'closed', inFlight: 0, queueDepth: 0 } });
+    expect(catalogEntry(engine, false)).toMatchObject({
+      id: 'e1',
+      server: { name: 'fake' },
+      _meta: { status: 'ready', breaker: 'closed', inFlight: 0, queueDepth: 0 },
+    });
     expect(catalogEntry(engine, true).endpoint).toEqual({ transport: 'http', url: 'http://127.0.0.1:1/rcp' });
     await engine.stop();
     expect(engine.status).toBe('stopped');

@@ -56,7 +56,9 @@ export class FakeTransport implements UpstreamTransport {
 }
 
 /** The innermost call of a pipeline as a recorder: what reached "the transport". */
-export function recordingSend(answer: (call: UpstreamCall) => Promise<JsonObject> = () => Promise.resolve({ ok: true })): Call & { calls: UpstreamCall[] } {
+export function recordingSend(
+  answer: (call: UpstreamCall) => Promise<JsonObject> = () => Promise.resolve({ ok: true }),
+): Call & { calls: UpstreamCall[] } {
   const calls: UpstreamCall[] = [];
   const send = ((call: UpstreamCall) => {
     calls.push(call);
@@ -72,9 +74,20 @@ export function upstreamCall(over: Partial<UpstreamCall> = {}): UpstreamCall {
 
 export function breakerSettings(over: Partial<BreakerSettings> = {}): BreakerSettings {
   return {
-    errorThresholdPercentage: 50, rollingWindowMs: 10_000, rollingBuckets: 10, volumeThreshold: 3,
-    resetTimeoutMs: 1_000, maxResetTimeoutMs: 60_000, ...over,
+    errorThresholdPercentage: 50,
+    rollingWindowMs: 10_000,
+    rollingBuckets: 10,
+    volumeThreshold: 3,
+    resetTimeoutMs: 1_000,
+    maxResetTimeoutMs: 60_000,
+    ...over,
   };
 }
 
-export const silent: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined, child: () => silent };
+export const silent: Logger = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+  child: () => silent,
+};

@@ -44,13 +44,19 @@ const OPTIONS: UpstreamCallOptions = { timeoutMs: 5_000, maxResponseBytes: 1_048
 
 /** The call's failure (the test fails if it succeeded or failed with anything but an UpstreamError). */
 async function failure(pending: Promise<JsonObject>): Promise<UpstreamError> {
-  const outcome = await pending.then(() => undefined, (err: unknown) => err);
+  const outcome = await pending.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   expect(outcome).toBeInstanceOf(UpstreamError);
   return outcome as UpstreamError;
 }
 
 function expectReason(err: UpstreamError, reason: UpstreamFailure, message?: RegExp): void {
-  expect({ reason: err.reason, message: err.message }).toEqual({ reason, message: message ? expect.stringMatching(message) : expect.any(String) });
+  expect({ reason: err.reason, message: err.message }).toEqual({
+    reason,
+    message: message ? expect.stringMatching(message) : expect.any(String),
+  });
 }
 
 describe.each(KINDS)('$name transport', (kind) => {
@@ -80,10 +86,18 @@ describe.each(KINDS)('$name transport', (kind) => {
       writeControl(control, { fault: 'ok' });
       const transport = open(engine.url, { 'x-engine-key': 'k1' });
       const query = `retrieval fusion ${kind.name} json`;
-      const result = await transport.call('retrieve', { query, k: 3 }, { ...OPTIONS, headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
+      const result = await transport.call(
+        'retrieve',
+        { query, k: 3 },
+        { ...OPTIONS, headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } },
+      );
       expect((result.hits as Array<{ id: string }>).length).toBe(3);
       const request = await waitForEvent(engine.eventsFile, (e) => e.ev === 'request' && e.params?.query === query);
-      expect(request.headers).toMatchObject({ 'x-engine-key': 'k1', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', accept: 'application/json' });
+      expect(request.headers).toMatchObject({
+        'x-engine-key': 'k1',
+        traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+        accept: 'application/json',
+      });
       expect(request.params?._meta).toBeUndefined(); // no progress token unless streaming
     });
 
@@ -92,9 +106,15 @@ describe.each(KINDS)('$name transport', (kind) => {
       const transport = open(engine.url);
       const frames: JsonObject[] = [];
       const query = `retrieval ${kind.name} sse`;
-      const result = await transport.call('retrieve', { query, k: 2, _meta: { progressToken: 'client-token' } }, {
-        ...OPTIONS, stream: true, onProgress: (frame) => frames.push(frame),
-      });
+      const result = await transport.call(
+        'retrieve',
+        { query, k: 2, _meta: { progressToken: 'client-token' } },
+        {
+          ...OPTIONS,
+          stream: true,
+          onProgress: (frame) => frames.push(frame),
+        },
+      );
       expect((result.hits as unknown[]).length).toBe(2);
       expect(frames.map((f) => f.progress)).toEqual([0.33, 0.66, 1]);
       const token = frames[0]!.progressToken;
@@ -106,7 +126,11 @@ describe.each(KINDS)('$name transport', (kind) => {
 
     it('parses CRLF, comments and frames split across chunks; ignores other tokens', async () => {
       const frames: JsonObject[] = [];
-      const result = await open(tricky.url).call('retrieve', { query: 'retrieval fusion', k: 3 }, { ...OPTIONS, stream: true, onProgress: (f) => frames.push(f) });
+      const result = await open(tricky.url).call(
+        'retrieve',
+        { query: 'retrieval fusion', k: 3 },
+        { ...OPTIONS, stream: true, onProgress: (f) => frames.push(f) },
+      );
       expect((result.hits as Array<{ id: string }>).map((h) => h.id)).toEqual(['tricky-1', 'tricky-2', 'tricky-3']);
       expect(frames.map((f) => f.message)).toEqual(['halfway']);
     });
@@ -126,18 +150,34 @@ describe.each(KINDS)('$name transport', (kind) => {
       expect(err.remote).toMatchObject({ code: -32010, data: { detail: 'test-engine fault' } });
       writeControl(control, { fault: 'rate-limit', retryAfterMs: 1500 });
       const limited = await failure(shared.call('retrieve', { query: 'retrieval' }, OPTIONS));
-      expect({ reason: limited.reason, code: limited.code, retryAfterMs: limited.retryAfterMs }).toEqual({ reason: 'remote-error', code: -32011, retryAfterMs: 1500 });
+      expect({ reason: limited.reason, code: limited.code, retryAfterMs: limited.retryAfterMs }).toEqual({
+        reason: 'remote-error',
+        code: -32011,
+        retryAfterMs: 1500,
+      });
     });
 
     it('maps HTTP statuses as §5.2 mirrors them', async () => {
       const limited = await failure(open(`${fixture.url}/status/429`).call('retrieve', {}, OPTIONS));
-      expect({ reason: limited.reason, code: limited.code, retryAfterMs: limited.retryAfterMs }).toEqual({ reason: 'remote-error', code: -32011, retryAfterMs: 2000 });
+      expect({ reason: limited.reason, code: limited.code, retryAfterMs: limited.retryAfterMs }).toEqual({
+        reason: 'remote-error',
+        code: -32011,
+        retryAfterMs: 2000,
+      });
       const tooBig = await failure(open(`${fixture.url}/status/413`).call('retrieve', {}, OPTIONS));
       expect({ reason: tooBig.reason, code: tooBig.code }).toEqual({ reason: 'remote-error', code: -32013 });
       const withBody = await failure(open(`${fixture.url}/status/503-rpc`).call('retrieve', {}, OPTIONS));
-      expect({ reason: withBody.reason, code: withBody.code, message: withBody.message }).toEqual({ reason: 'remote-error', code: -32010, message: 'engine overloaded' });
+      expect({ reason: withBody.reason, code: withBody.code, message: withBody.message }).toEqual({
+        reason: 'remote-error',
+        code: -32010,
+        message: 'engine overloaded',
+      });
       expectReason(await failure(open(`${fixture.url}/status/500`).call('retrieve', {}, OPTIONS)), 'transport', /^HTTP 500$/);
-      expectReason(await failure(open(`${engine.url.replace(/\/rcp$/, '')}/elsewhere`).call('retrieve', {}, OPTIONS)), 'transport', /^HTTP 404$/);
+      expectReason(
+        await failure(open(`${engine.url.replace(/\/rcp$/, '')}/elsewhere`).call('retrieve', {}, OPTIONS)),
+        'transport',
+        /^HTTP 404$/,
+      );
     });
 
     it('a body that is not JSON-RPC, or answers another id, is malformed', async () => {
@@ -146,11 +186,19 @@ describe.each(KINDS)('$name transport', (kind) => {
       writeControl(control, { fault: 'unknown-id' });
       expectReason(await failure(shared.call('retrieve', { query: 'retrieval' }, OPTIONS)), 'malformed', /unknown id/);
       writeControl(control, { fault: 'garbage', progressFrames: 1 });
-      expectReason(await failure(shared.call('retrieve', { query: 'retrieval' }, { ...OPTIONS, stream: true, onProgress: () => undefined })), 'malformed', /SSE frame is not valid JSON/);
+      expectReason(
+        await failure(shared.call('retrieve', { query: 'retrieval' }, { ...OPTIONS, stream: true, onProgress: () => undefined })),
+        'malformed',
+        /SSE frame is not valid JSON/,
+      );
     });
 
     it('an SSE stream that ends without its final frame is malformed', async () => {
-      expectReason(await failure(open(noFinal.url).call('retrieve', { query: 'x' }, { ...OPTIONS, stream: true, onProgress: () => undefined })), 'malformed', /without a final response frame/);
+      expectReason(
+        await failure(open(noFinal.url).call('retrieve', { query: 'x' }, { ...OPTIONS, stream: true, onProgress: () => undefined })),
+        'malformed',
+        /without a final response frame/,
+      );
     });
 
     it('an answer cut off mid-body is a transport failure', async () => {
@@ -159,7 +207,11 @@ describe.each(KINDS)('$name transport', (kind) => {
     });
 
     it('a refused connection is a transport failure', async () => {
-      expectReason(await failure(open(`http://127.0.0.1:${fixture.closedPort}/rcp`).call('ping', {}, OPTIONS)), 'transport', /^request failed/);
+      expectReason(
+        await failure(open(`http://127.0.0.1:${fixture.closedPort}/rcp`).call('ping', {}, OPTIONS)),
+        'transport',
+        /^request failed/,
+      );
     });
 
     it('a closed transport refuses calls as a transport failure', async () => {
@@ -172,7 +224,11 @@ describe.each(KINDS)('$name transport', (kind) => {
   describe('the size cap, enforced while reading', () => {
     it('refuses an oversized JSON answer', async () => {
       writeControl(control, { fault: 'huge', hugeBytes: 200_000 });
-      expectReason(await failure(shared.call('retrieve', { query: 'retrieval' }, { ...OPTIONS, maxResponseBytes: 50_000 })), 'too-large', /exceeds 50000 bytes/);
+      expectReason(
+        await failure(shared.call('retrieve', { query: 'retrieval' }, { ...OPTIONS, maxResponseBytes: 50_000 })),
+        'too-large',
+        /exceeds 50000 bytes/,
+      );
     });
 
     for (const body of ['json', 'sse'] as const) {
@@ -180,7 +236,13 @@ describe.each(KINDS)('$name transport', (kind) => {
         const path = `/endless/${body}/${kind.name}`;
         const closed = fixture.closedEarly(path);
         const started = performance.now();
-        const err = await failure(open(`${fixture.url}${path}`).call('retrieve', {}, { timeoutMs: 10_000, maxResponseBytes: 20_000, stream: body === 'sse', onProgress: () => undefined }));
+        const err = await failure(
+          open(`${fixture.url}${path}`).call(
+            'retrieve',
+            {},
+            { timeoutMs: 10_000, maxResponseBytes: 20_000, stream: body === 'sse', onProgress: () => undefined },
+          ),
+        );
         expectReason(err, 'too-large'); // not 'timeout': it did not wait for the end
         expect(performance.now() - started).toBeLessThan(9_000);
         await closed; // and the connection was dropped, so the engine stops sending
@@ -202,9 +264,18 @@ describe.each(KINDS)('$name transport', (kind) => {
       writeControl(control, { fault: 'hang', progressFrames: 1 });
       const query = `retrieval ${kind.name} abort`;
       const caller = new AbortController();
-      const err = await failure(shared.call('retrieve', { query }, {
-        ...OPTIONS, signal: caller.signal, stream: true, onProgress: () => caller.abort('disconnect'),
-      }));
+      const err = await failure(
+        shared.call(
+          'retrieve',
+          { query },
+          {
+            ...OPTIONS,
+            signal: caller.signal,
+            stream: true,
+            onProgress: () => caller.abort('disconnect'),
+          },
+        ),
+      );
       expectReason(err, 'aborted', /disconnect/);
       const request = await waitForEvent(engine.eventsFile, (e) => e.ev === 'request' && e.params?.query === query);
       await waitForEvent(engine.eventsFile, (e) => e.ev === 'abort' && e.id === request.id);

@@ -9,7 +9,15 @@
  * advertised `filter.operators` → -32005 with `error.data.option` (§8, §12).
  */
 import { RcpError } from '../../core/protocol/errors.js';
-import { FILTER_OPERATORS, operatorsFor, type DeclaredField, type DeclaredFields, type FilterNode, type FilterOperator, type FilterScalar } from './types.js';
+import {
+  FILTER_OPERATORS,
+  operatorsFor,
+  type DeclaredField,
+  type DeclaredFields,
+  type FilterNode,
+  type FilterOperator,
+  type FilterScalar,
+} from './types.js';
 
 /** Bounds on a filter's size (§15.5): generous for real use, fatal to a pathological tree. */
 export const FILTER_LIMITS = { maxDepth: 16, maxNodes: 256, maxSetSize: 1_024 } as const;
@@ -68,7 +76,8 @@ function leaf(raw: Record<string, unknown>, walk: Walk, path: string): FilterNod
   }
   if (operator === 'in' || operator === 'nin') {
     if (!Array.isArray(value) || value.length === 0) throw RcpError.invalidParams(fieldPath, `${op} takes a non-empty array`);
-    if (value.length > FILTER_LIMITS.maxSetSize) throw RcpError.invalidParams(fieldPath, `${op} takes at most ${FILTER_LIMITS.maxSetSize} values`);
+    if (value.length > FILTER_LIMITS.maxSetSize)
+      throw RcpError.invalidParams(fieldPath, `${op} takes at most ${FILTER_LIMITS.maxSetSize} values`);
     return { kind: 'set', field, op: operator, values: value.map((item) => scalar(item, field, fieldPath)) };
   }
   return { kind: 'compare', field, op: operator, value: scalar(value, field, fieldPath) };

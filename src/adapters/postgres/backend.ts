@@ -12,7 +12,13 @@ import { quoteIdentifier, quoteQualified } from '../sql/identifiers.js';
 export function createPostgresBackend(config: PostgresAdapterConfig, baseDir: string): AdapterBackend {
   let executor: PgExecutor | undefined;
   const run = async (sql: string, params: readonly unknown[]): Promise<PgRow[]> => {
-    executor ??= await createPgExecutor({ connection: config.connection, baseDir, maxConnections: config.pool.max, statementTimeoutMs: config.pool.statementTimeoutMs, connectTimeoutMs: config.pool.connectTimeoutMs });
+    executor ??= await createPgExecutor({
+      connection: config.connection,
+      baseDir,
+      maxConnections: config.pool.max,
+      statementTimeoutMs: config.pool.statementTimeoutMs,
+      connectTimeoutMs: config.pool.connectTimeoutMs,
+    });
     return executor.query(sql, params);
   };
   return {
@@ -44,10 +50,12 @@ export function createPostgresBackend(config: PostgresAdapterConfig, baseDir: st
       const wanted = config.search.vector ? `(${quoteIdentifier(config.search.vector)})` : indexExpression(config);
       const match = indexes.find((index) => definitionUses(String(index.definition), wanted, config.search.vector));
       if (match) return [{ level: 'info', message: `GIN index ${String(match.name)} serves the full-text search` }];
-      return [{
-        level: 'warning',
-        message: `no GIN index on ${config.table} matches the searched vector, so every search reads the whole table; create one with: CREATE INDEX ON ${quoteQualified(config.table)} USING gin (${config.search.vector ? quoteIdentifier(config.search.vector) : indexExpression(config)})`,
-      }];
+      return [
+        {
+          level: 'warning',
+          message: `no GIN index on ${config.table} matches the searched vector, so every search reads the whole table; create one with: CREATE INDEX ON ${quoteQualified(config.table)} USING gin (${config.search.vector ? quoteIdentifier(config.search.vector) : indexExpression(config)})`,
+        },
+      ];
     },
     async close() {
       await executor?.close();
@@ -58,7 +66,11 @@ export function createPostgresBackend(config: PostgresAdapterConfig, baseDir: st
 
 /** Whether an index definition (`pg_get_indexdef`) indexes the searched column or expression. */
 function definitionUses(definition: string, wanted: string, vectorColumn: string | undefined): boolean {
-  const normalise = (text: string): string => text.replace(/::text/g, '').replace(/[\s"()]/g, '').toLowerCase();
+  const normalise = (text: string): string =>
+    text
+      .replace(/::text/g, '')
+      .replace(/[\s"()]/g, '')
+      .toLowerCase();
   const body = definition.slice(definition.toLowerCase().indexOf('using gin') + 'using gin'.length);
   if (vectorColumn) return normalise(body).split(',').includes(vectorColumn.toLowerCase());
   return normalise(body).includes(normalise(wanted));

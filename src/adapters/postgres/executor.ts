@@ -77,9 +77,18 @@ export function toRcpError(err: unknown): RcpError {
   const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
   const message = err instanceof Error ? err.message : String(err);
   if (code === '57014') return new RcpError(ErrorCode.Timeout, 'the search exceeded its time budget', { retryable: true });
-  if ((typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_ERRNO.has(code)))
-    || /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end/i.test(message)) {
-    return new RcpError(ErrorCode.BackendUnavailable, 'the database is unavailable', { retryable: true, detail: typeof code === 'string' ? code : 'connection failed' });
+  if (
+    (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_ERRNO.has(code))) ||
+    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end/i.test(
+      message,
+    )
+  ) {
+    return new RcpError(ErrorCode.BackendUnavailable, 'the database is unavailable', {
+      retryable: true,
+      detail: typeof code === 'string' ? code : 'connection failed',
+    });
   }
-  return new RcpError(ErrorCode.InternalError, 'the database rejected the search', { ...(typeof code === 'string' ? { detail: `SQLSTATE ${code}` } : {}) });
+  return new RcpError(ErrorCode.InternalError, 'the database rejected the search', {
+    ...(typeof code === 'string' ? { detail: `SQLSTATE ${code}` } : {}),
+  });
 }

@@ -12,7 +12,12 @@ import type { DeclaredField, FieldType, FilterScalar } from '../filter/types.js'
 import { quoteIdentifier, quoteQualified } from '../sql/identifiers.js';
 
 const CAST: Readonly<Record<FieldType, string>> = {
-  keyword: 'text', text: 'text', int: 'bigint', float: 'double precision', bool: 'boolean', date: 'timestamptz',
+  keyword: 'text',
+  text: 'text',
+  int: 'bigint',
+  float: 'double precision',
+  bool: 'boolean',
+  date: 'timestamptz',
 };
 
 export const postgresDialect: SqlDialect = {

@@ -41,11 +41,17 @@ export function createSqliteBackend(config: SqliteAdapterConfig, baseDir: string
       const { default: Database } = await import('better-sqlite3');
       try {
         db = new Database(file, { readonly: true, fileMustExist: true });
-        resolved = { config, columns: config.columns ?? defaultColumns(db, config.table), ftsTable: config.ftsTable ?? `${config.table}_fts` };
+        resolved = {
+          config,
+          columns: config.columns ?? defaultColumns(db, config.table),
+          ftsTable: config.ftsTable ?? `${config.table}_fts`,
+        };
         // Preparing a statement that names every configured column checks they all exist.
         const { from, fts } = fromClause(resolved);
         const filterColumns = Object.values(declaredFields(config)).map((field) => sqliteDialect.column(field));
-        db.prepare(`SELECT ${[selectList(resolved.columns, true, `-bm25(${fts})`), ...filterColumns].join(', ')} FROM ${from} WHERE ${fts} MATCH ? LIMIT 0`);
+        db.prepare(
+          `SELECT ${[selectList(resolved.columns, true, `-bm25(${fts})`), ...filterColumns].join(', ')} FROM ${from} WHERE ${fts} MATCH ? LIMIT 0`,
+        );
       } catch (err) {
         db?.close();
         db = undefined;
@@ -91,7 +97,10 @@ function defaultColumns(db: BetterSqlite3.Database, table: string): ColumnsConfi
   const has = (name: string): string | undefined => (names.includes(name) ? name : undefined);
   const core = new Set(['id', 'text', 'title', 'uri']);
   return {
-    id: 'id', text: 'text', title: has('title'), uri: has('uri'),
+    id: 'id',
+    text: 'text',
+    title: has('title'),
+    uri: has('uri'),
     meta: names.filter((name) => !core.has(name) && /^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(name)),
   };
 }

@@ -47,7 +47,11 @@ function storable(value: unknown): string | number | null {
   return JSON.stringify(value);
 }
 
-export async function buildFtsIndex(file: string, documents: AsyncIterable<IndexDocument> | Iterable<IndexDocument>, table = 'docs'): Promise<IndexSummary> {
+export async function buildFtsIndex(
+  file: string,
+  documents: AsyncIterable<IndexDocument> | Iterable<IndexDocument>,
+  table = 'docs',
+): Promise<IndexSummary> {
   const { default: Database } = await import('better-sqlite3');
   const temp = `${file}.building-${process.pid}`;
   rmSync(temp, { force: true });
@@ -64,7 +68,11 @@ export async function buildFtsIndex(file: string, documents: AsyncIterable<Index
   }
 }
 
-async function fill(db: import('better-sqlite3').Database, documents: AsyncIterable<IndexDocument> | Iterable<IndexDocument>, table: string): Promise<IndexSummary> {
+async function fill(
+  db: import('better-sqlite3').Database,
+  documents: AsyncIterable<IndexDocument> | Iterable<IndexDocument>,
+  table: string,
+): Promise<IndexSummary> {
   const content = quoteIdentifier(table);
   const fts = quoteIdentifier(`${table}_fts`);
   db.pragma('journal_mode = OFF');
@@ -86,7 +94,9 @@ async function fill(db: import('better-sqlite3').Database, documents: AsyncItera
       for (const key of added) db.exec(`ALTER TABLE ${content} ADD COLUMN ${quoteIdentifier(key)}`);
       columns.push(...added);
       const names = ['id', 'title', 'text', 'uri', ...columns];
-      insert = db.prepare(`INSERT OR REPLACE INTO ${content} (${names.map(quoteIdentifier).join(', ')}) VALUES (${names.map(() => '?').join(', ')})`);
+      insert = db.prepare(
+        `INSERT OR REPLACE INTO ${content} (${names.map(quoteIdentifier).join(', ')}) VALUES (${names.map(() => '?').join(', ')})`,
+      );
     }
     for (const key of keys) {
       if (doc.meta[key] === null) continue;

@@ -15,18 +15,23 @@ export class JsonlError extends Error {}
 export function expandInputs(inputs: readonly string[]): string[] {
   return inputs.flatMap((input) => {
     if (input === '-' || !statSync(input).isDirectory()) return [input];
-    return readdirSync(input).filter((name) => name.endsWith('.jsonl')).sort().map((name) => join(input, name));
+    return readdirSync(input)
+      .filter((name) => name.endsWith('.jsonl'))
+      .sort()
+      .map((name) => join(input, name));
   });
 }
 
 export function toIndexDocument(value: unknown, where: string): IndexDocument {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new JsonlError(`${where}: expected a JSON object`);
   const { id, text, title, uri, meta, ...rest } = value as Record<string, unknown>;
-  if (!(typeof id === 'string' && id !== '') && !(typeof id === 'number' && Number.isFinite(id))) throw new JsonlError(`${where}: "id" must be a non-empty string or a number`);
+  if (!(typeof id === 'string' && id !== '') && !(typeof id === 'number' && Number.isFinite(id)))
+    throw new JsonlError(`${where}: "id" must be a non-empty string or a number`);
   if (typeof text !== 'string') throw new JsonlError(`${where}: "text" must be a string`);
   if (title !== undefined && typeof title !== 'string') throw new JsonlError(`${where}: "title" must be a string`);
   if (uri !== undefined && typeof uri !== 'string') throw new JsonlError(`${where}: "uri" must be a string`);
-  if (meta !== undefined && (typeof meta !== 'object' || meta === null || Array.isArray(meta))) throw new JsonlError(`${where}: "meta" must be an object`);
+  if (meta !== undefined && (typeof meta !== 'object' || meta === null || Array.isArray(meta)))
+    throw new JsonlError(`${where}: "meta" must be an object`);
   return { id: String(id), text, title, uri, meta: { ...rest, ...(meta as Record<string, unknown> | undefined) } };
 }
 

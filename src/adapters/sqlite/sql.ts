@@ -19,12 +19,14 @@ export const sqliteDialect: SqlDialect = {
   column: (field: DeclaredField) => `d.${quoteIdentifier(field.column)}`,
   bind: bindScalar,
   // The whole set is one JSON parameter, read back with json_each.
-  inSet: (column, param, field) => (field.type === 'date'
-    ? `julianday(${column}) IN (SELECT julianday(value) FROM json_each(${param}))`
-    : `${column} IN (SELECT value FROM json_each(${param}))`),
+  inSet: (column, param, field) =>
+    field.type === 'date'
+      ? `julianday(${column}) IN (SELECT julianday(value) FROM json_each(${param}))`
+      : `${column} IN (SELECT value FROM json_each(${param}))`,
   bindSet: (values) => JSON.stringify(values.map(bindScalar)),
   // CASE, not AND: json_each on a malformed value would fail the whole search.
-  listContains: (column, param) => `CASE WHEN json_valid(${column}) THEN EXISTS (SELECT 1 FROM json_each(${column}) WHERE value = ${param}) ELSE 0 END`,
+  listContains: (column, param) =>
+    `CASE WHEN json_valid(${column}) THEN EXISTS (SELECT 1 FROM json_each(${column}) WHERE value = ${param}) ELSE 0 END`,
   textContains: (column, param) => `instr(${column}, ${param}) > 0`,
   dateOperand: (sql) => `julianday(${sql})`,
 };

@@ -46,7 +46,10 @@ const PartialBreakerSchema = z.strictObject({
 
 const EngineSchema = z
   .looseObject({
-    id: z.string().min(1, 'expected a non-empty engine id').regex(/^[A-Za-z0-9._:-]+$/, 'expected letters, digits, ".", "_", ":" or "-"'),
+    id: z
+      .string()
+      .min(1, 'expected a non-empty engine id')
+      .regex(/^[A-Za-z0-9._:-]+$/, 'expected letters, digits, ".", "_", ":" or "-"'),
     transport: z.enum(['http', 'stdio', 'adapter'], 'expected "http", "stdio" or "adapter"'),
     url: httpUrl.optional(),
     /**
@@ -80,7 +83,11 @@ const EngineSchema = z
       ctx.addIssue({ code: 'custom', path: ['command'], message: 'expected a command array (required for transport "stdio")' });
     }
     if (engine.transport === 'adapter' && !engine.adapter) {
-      ctx.addIssue({ code: 'custom', path: ['adapter'], message: 'expected an adapter object with a kind (required for transport "adapter")' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['adapter'],
+        message: 'expected an adapter object with a kind (required for transport "adapter")',
+      });
     }
   });
 export type EngineConfig = z.infer<typeof EngineSchema>;
@@ -115,7 +122,10 @@ export const GatewaySchema = z.strictObject({
   name: z.string().min(1).default('rcp-gateway'),
   host: z.string().min(1).default('127.0.0.1'),
   port: z.int().min(0).max(65_535).default(8787),
-  basePath: z.string().regex(/^\/[A-Za-z0-9._/-]*$/, 'expected a path starting with "/"').default('/rcp'),
+  basePath: z
+    .string()
+    .regex(/^\/[A-Za-z0-9._/-]*$/, 'expected a path starting with "/"')
+    .default('/rcp'),
   /** Default overall deadline per request; a client's `_meta.deadlineMs` can only shorten it. */
   deadlineMs: positiveInt.default(10_000),
   /** Default per-engine timeout for one upstream call. */
@@ -186,35 +196,39 @@ export const GatewaySchema = z.strictObject({
   logQueries: z.boolean().default(false),
   /** Re-read the config file when it changes (SIGHUP always does). */
   watchConfig: z.boolean().default(false),
-  metrics: z
-    .strictObject({ enabled: z.boolean().default(true), port: z.int().min(0).max(65_535).optional() })
-    .default({ enabled: true }),
+  metrics: z.strictObject({ enabled: z.boolean().default(true), port: z.int().min(0).max(65_535).optional() }).default({ enabled: true }),
   /** Arms and A/B experiments (core/experiments/arms.ts); none by default. */
   experiments: ExperimentsSchema.optional(),
 });
 export type GatewaySettings = z.infer<typeof GatewaySchema>;
 
-export const ConfigSchema = z.looseObject({
-  $schema: z.string().optional(),
-  engines: z.array(EngineSchema).min(1, 'expected at least one engine'),
-  gateway: GatewaySchema.default(GatewaySchema.parse({})),
-}).superRefine((config, ctx) => {
-  const seen = new Map<string, number>();
-  config.engines.forEach((engine, index) => {
-    const first = seen.get(engine.id);
-    if (first !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['engines', index, 'id'], message: `duplicate engine id "${engine.id}" (also engines[${first}])` });
+export const ConfigSchema = z
+  .looseObject({
+    $schema: z.string().optional(),
+    engines: z.array(EngineSchema).min(1, 'expected at least one engine'),
+    gateway: GatewaySchema.default(GatewaySchema.parse({})),
+  })
+  .superRefine((config, ctx) => {
+    const seen = new Map<string, number>();
+    config.engines.forEach((engine, index) => {
+      const first = seen.get(engine.id);
+      if (first !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['engines', index, 'id'],
+          message: `duplicate engine id "${engine.id}" (also engines[${first}])`,
+        });
+      }
+      seen.set(engine.id, index);
+    });
+    for (const [method, target] of Object.entries(config.gateway.routes)) {
+      for (const id of routeEngineIds(target) ?? []) {
+        if (!seen.has(id)) ctx.addIssue({ code: 'custom', path: ['gateway', 'routes', method], message: `unknown engine id "${id}"` });
+      }
     }
-    seen.set(engine.id, index);
+    const experiments = config.gateway.experiments;
+    for (const problem of experiments ? armEngineProblems(experiments, seen) : []) {
+      ctx.addIssue({ code: 'custom', path: ['gateway', 'experiments', ...problem.path], message: problem.message });
+    }
   });
-  for (const [method, target] of Object.entries(config.gateway.routes)) {
-    for (const id of routeEngineIds(target) ?? []) {
-      if (!seen.has(id)) ctx.addIssue({ code: 'custom', path: ['gateway', 'routes', method], message: `unknown engine id "${id}"` });
-    }
-  }
-  const experiments = config.gateway.experiments;
-  for (const problem of experiments ? armEngineProblems(experiments, seen) : []) {
-    ctx.addIssue({ code: 'custom', path: ['gateway', 'experiments', ...problem.path], message: problem.message });
-  }
-});
 export type GatewayConfig = z.infer<typeof ConfigSchema>;

@@ -8,7 +8,10 @@ import type { z } from 'zod';
 import { ConfigSchema, type GatewayConfig } from './schema.js';
 
 export class ConfigError extends Error {
-  constructor(readonly problems: string[], readonly file?: string) {
+  constructor(
+    readonly problems: string[],
+    readonly file?: string,
+  ) {
     super(`${file ? `invalid config ${file}` : 'invalid config'}:\n  ${problems.join('\n  ')}`);
     this.name = 'ConfigError';
   }
@@ -59,7 +62,10 @@ export function validateConfig(raw: unknown, env: ConfigEnv, file?: string): Gat
   if (problems.length > 0) throw new ConfigError(problems, file);
   const parsed = ConfigSchema.safeParse(interpolated);
   if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((issue) => `${formatPath(issue.path)}: ${issueMessage(issue)}`), file);
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => `${formatPath(issue.path)}: ${issueMessage(issue)}`),
+      file,
+    );
   }
   return parsed.data;
 }

@@ -17,7 +17,10 @@
  */
 import { z } from 'zod';
 
-const name = z.string().min(1, 'expected a non-empty name').regex(/^[A-Za-z0-9._:-]+$/, 'expected letters, digits, ".", "_", ":" or "-"');
+const name = z
+  .string()
+  .min(1, 'expected a non-empty name')
+  .regex(/^[A-Za-z0-9._:-]+$/, 'expected letters, digits, ".", "_", ":" or "-"');
 const share = z.number().finite().min(0, 'expected a share in [0, 1]').max(1, 'expected a share in [0, 1]');
 const positiveInt = z.int().min(1);
 
@@ -39,7 +42,12 @@ export type ArmConfig = z.infer<typeof ArmSchema>;
 
 /** Where a request's assignment key is read from: one HTTP header, one params field, or one `_meta` key. */
 export const AssignmentKeySchema = z.union([
-  z.strictObject({ header: z.string().min(1).transform((h) => h.toLowerCase()) }),
+  z.strictObject({
+    header: z
+      .string()
+      .min(1)
+      .transform((h) => h.toLowerCase()),
+  }),
   z.strictObject({ param: z.string().min(1) }),
   z.strictObject({ meta: z.string().min(1) }),
 ]);
@@ -106,7 +114,8 @@ export const ExperimentsSchema = z
     section.list.forEach((experiment, index) => {
       const at = (...rest: PropertyKey[]): PropertyKey[] => ['list', index, ...rest];
       const first = seen.get(experiment.id);
-      if (first !== undefined) ctx.addIssue({ code: 'custom', path: at('id'), message: `duplicate experiment id "${experiment.id}" (also list[${first}])` });
+      if (first !== undefined)
+        ctx.addIssue({ code: 'custom', path: at('id'), message: `duplicate experiment id "${experiment.id}" (also list[${first}])` });
       seen.set(experiment.id, index);
       for (const [where, arm] of armReferences(experiment)) {
         if (!Object.hasOwn(section.arms, arm)) ctx.addIssue({ code: 'custom', path: at(...where), message: `unknown arm "${arm}"` });
@@ -114,14 +123,21 @@ export const ExperimentsSchema = z
       if (experiment.kind === 'split') {
         const shares = Object.values(experiment.arms);
         if (shares.length < 2) ctx.addIssue({ code: 'custom', path: at('arms'), message: 'expected at least two arms' });
-        if (!shares.some((s) => s > 0)) ctx.addIssue({ code: 'custom', path: at('arms'), message: 'expected at least one arm with a share > 0' });
+        if (!shares.some((s) => s > 0))
+          ctx.addIssue({ code: 'custom', path: at('arms'), message: 'expected at least one arm with a share > 0' });
       }
       if (experiment.kind === 'shadow' && experiment.primary === experiment.shadow) {
         ctx.addIssue({ code: 'custom', path: at('shadow'), message: 'expected an arm other than the primary' });
       }
       if (experiment.kind === 'interleave') {
-        if (experiment.arms[0] === experiment.arms[1]) ctx.addIssue({ code: 'custom', path: at('arms'), message: 'expected two different arms' });
-        if (section.secret === undefined) ctx.addIssue({ code: 'custom', path: ['secret'], message: `required by interleave experiment "${experiment.id}" (signs attribution tokens)` });
+        if (experiment.arms[0] === experiment.arms[1])
+          ctx.addIssue({ code: 'custom', path: at('arms'), message: 'expected two different arms' });
+        if (section.secret === undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['secret'],
+            message: `required by interleave experiment "${experiment.id}" (signs attribution tokens)`,
+          });
       }
     });
   });
@@ -133,7 +149,10 @@ function armReferences(experiment: ExperimentConfig): Array<[PropertyKey[], stri
     case 'split':
       return Object.keys(experiment.arms).map((arm) => [['arms', arm], arm]);
     case 'shadow':
-      return [[['primary'], experiment.primary], [['shadow'], experiment.shadow]];
+      return [
+        [['primary'], experiment.primary],
+        [['shadow'], experiment.shadow],
+      ];
     case 'interleave':
       return experiment.arms.map((arm, i) => [['arms', i], arm]);
   }
@@ -149,14 +168,18 @@ export interface ReferenceProblem {
  * every engine an arm names (and every weight it sets) must be a configured engine. Paths are
  * relative to the experiments section.
  */
-export function armEngineProblems(section: ExperimentsConfig, engineIds: ReadonlySet<string> | ReadonlyMap<string, unknown>): ReferenceProblem[] {
+export function armEngineProblems(
+  section: ExperimentsConfig,
+  engineIds: ReadonlySet<string> | ReadonlyMap<string, unknown>,
+): ReferenceProblem[] {
   const problems: ReferenceProblem[] = [];
   for (const [armName, arm] of Object.entries(section.arms)) {
     arm.engines.forEach((id, i) => {
       if (!engineIds.has(id)) problems.push({ path: ['arms', armName, 'engines', i], message: `unknown engine id "${id}"` });
     });
     for (const id of Object.keys(arm.weights ?? {})) {
-      if (!arm.engines.includes(id)) problems.push({ path: ['arms', armName, 'weights', id], message: `engine "${id}" is not one of this arm's engines` });
+      if (!arm.engines.includes(id))
+        problems.push({ path: ['arms', armName, 'weights', id], message: `engine "${id}" is not one of this arm's engines` });
     }
   }
   return problems;

@@ -92,7 +92,10 @@ export function forcedArm(experiment: ExperimentConfig, params: JsonObject): str
   const arm = force[experiment.id];
   const allowed = armsOf(experiment);
   if (typeof arm !== 'string' || !allowed.includes(arm)) {
-    throw RcpError.invalidParams(`_meta.${VENDOR_KEY}.${FORCE_KEY}.${experiment.id}`, `expected one of ${allowed.map((a) => `"${a}"`).join(', ')}`);
+    throw RcpError.invalidParams(
+      `_meta.${VENDOR_KEY}.${FORCE_KEY}.${experiment.id}`,
+      `expected one of ${allowed.map((a) => `"${a}"`).join(', ')}`,
+    );
   }
   return arm;
 }
@@ -104,7 +107,13 @@ export function forcedArm(experiment: ExperimentConfig, params: JsonObject): str
 export function assign(experiment: ExperimentConfig, request: RequestView): Assignment | undefined {
   const forced = forcedArm(experiment, request.params);
   if (forced !== undefined) {
-    return { experiment: experiment.id, kind: experiment.kind, arm: forced, forced: true, ...(experiment.kind === 'shadow' ? { shadowSampled: false } : {}) };
+    return {
+      experiment: experiment.id,
+      kind: experiment.kind,
+      arm: forced,
+      forced: true,
+      ...(experiment.kind === 'shadow' ? { shadowSampled: false } : {}),
+    };
   }
   const key = assignmentKeyOf(experiment.assignBy, request);
   if (key === undefined) return undefined;

@@ -88,7 +88,10 @@ export interface FeedbackSignal {
  */
 export function creditFeedback(claims: AttributionClaims, signals: readonly FeedbackSignal[]): Credit {
   const positive = signals.filter((s) => s.used === true || s.cited === true || s.helpful === true || (s.reward ?? 0) > 0);
-  return creditClicks(claims.teams, positive.map((s) => s.hitId));
+  return creditClicks(
+    claims.teams,
+    positive.map((s) => s.hitId),
+  );
 }
 
 function refuse(detail: string): RcpError {
@@ -116,7 +119,8 @@ function parseClaims(body: string): WireClaims | undefined {
   } catch {
     return undefined;
   }
-  if (!isJsonObject(value) || value.v !== 1 || typeof value.e !== 'string' || typeof value.t !== 'number' || !Number.isFinite(value.t)) return undefined;
+  if (!isJsonObject(value) || value.v !== 1 || typeof value.e !== 'string' || typeof value.t !== 'number' || !Number.isFinite(value.t))
+    return undefined;
   const arms = value.a;
   const hits = value.h;
   const strings = (x: unknown): x is string[] => Array.isArray(x) && x.every((s) => typeof s === 'string');

@@ -17,8 +17,8 @@
 import { seededRandom } from './random.js';
 
 const LANCZOS = [
-  0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
-  12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
+  0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059, 12.507343278686905,
+  -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
 ];
 
 /** ln Γ(x) for x > 0. */
@@ -141,7 +141,8 @@ export function pairedTTest(a: readonly number[], b: readonly number[]): PairedT
   const mean = n === 0 ? 0 : d.reduce((s, x) => s + x, 0) / n;
   if (n < 2) return { meanDifference: mean, t: 0, df: Math.max(0, n - 1), pValue: 1 };
   const variance = d.reduce((s, x) => s + (x - mean) ** 2, 0) / (n - 1);
-  if (variance === 0) return { meanDifference: mean, t: mean === 0 ? 0 : Math.sign(mean) * Infinity, df: n - 1, pValue: mean === 0 ? 1 : 0 };
+  if (variance === 0)
+    return { meanDifference: mean, t: mean === 0 ? 0 : Math.sign(mean) * Infinity, df: n - 1, pValue: mean === 0 ? 1 : 0 };
   const t = mean / Math.sqrt(variance / n);
   return { meanDifference: mean, t, df: n - 1, pValue: Math.min(1, 2 * studentTCdf(-Math.abs(t), n - 1)) };
 }
@@ -151,7 +152,11 @@ export interface RandomisationOptions {
   seed?: number;
 }
 
-export function randomisationTest(a: readonly number[], b: readonly number[], options: RandomisationOptions = {}): PairedTest & { trials: number } {
+export function randomisationTest(
+  a: readonly number[],
+  b: readonly number[],
+  options: RandomisationOptions = {},
+): PairedTest & { trials: number } {
   const trials = options.trials ?? 10_000;
   const d = differences(a, b);
   const n = d.length;

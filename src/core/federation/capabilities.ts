@@ -49,11 +49,20 @@ export function deriveCapabilities(engines: readonly Engine[], settings: Gateway
   for (const [key, methods] of Object.entries(ROUTED_CAPABILITIES)) {
     const providers = routable(known, key, methods, settings);
     if (providers.length === 0) continue;
-    caps[key] = mergedMetadata(key, providers.map((engine) => engine.capabilities![key]!));
+    caps[key] = mergedMetadata(
+      key,
+      providers.map((engine) => engine.capabilities![key]!),
+    );
   }
 
   const graphEngines = known.filter((engine) => engine.has('graph'));
-  if (graphEngines.length > 0) caps.graph = { ops: union(graphEngines.map((engine) => engine.capabilities!.graph!), 'ops') };
+  if (graphEngines.length > 0)
+    caps.graph = {
+      ops: union(
+        graphEngines.map((engine) => engine.capabilities!.graph!),
+        'ops',
+      ),
+    };
   if (known.some((engine) => engine.has('log'))) caps.log = {};
   if (retrievers.some((engine) => engine.has('citations'))) caps.citations = {};
   const vendorKeys = new Set<string>();
@@ -132,8 +141,9 @@ export function mergedMetadata(key: string, values: readonly JsonObject[]): Json
     case 'multiVector': {
       // §15.7: a model's identity/dimension only when every candidate uses the same model.
       const first = values[0]!;
-      const sameModel = typeof first.identity === 'string'
-        && values.every((value) => value.identity === first.identity && value.dimension === first.dimension);
+      const sameModel =
+        typeof first.identity === 'string' &&
+        values.every((value) => value.identity === first.identity && value.dimension === first.dimension);
       if (!sameModel) return {};
       set('identity', first.identity);
       set('dimension', first.dimension);

@@ -31,9 +31,10 @@ export function catalogEntry(engine: Engine, expose: boolean): JsonObject {
   };
   // An in-process adapter has no endpoint another client could reach.
   if ((expose || engine.config.expose) && engine.config.transport !== 'adapter') {
-    entry.endpoint = engine.config.transport === 'http'
-      ? { transport: 'http', url: engine.config.url }
-      : { transport: 'stdio', command: engine.config.command };
+    entry.endpoint =
+      engine.config.transport === 'http'
+        ? { transport: 'http', url: engine.config.url }
+        : { transport: 'stdio', command: engine.config.command };
   }
   return entry;
 }

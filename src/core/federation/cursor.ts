@@ -98,7 +98,12 @@ function invalidCursor(detail: string): RcpError {
 }
 
 /** Verify and decode; throws -32602 (forged, corrupted, foreign) or -32015 (expired). */
-export function openCursor(token: string, key: Uint8Array, expect: { method: string; fingerprint: string }, now = Date.now()): CursorPayload {
+export function openCursor(
+  token: string,
+  key: Uint8Array,
+  expect: { method: string; fingerprint: string },
+  now = Date.now(),
+): CursorPayload {
   const dot = token.indexOf('.');
   if (dot <= 0 || dot !== token.lastIndexOf('.')) throw invalidCursor('not a cursor this gateway issued');
   const body = token.slice(0, dot);
@@ -118,7 +123,9 @@ export function openCursor(token: string, key: Uint8Array, expect: { method: str
   if (!payload) throw invalidCursor('cursor payload is malformed');
   if (now > payload.expiresAt) {
     throw new RcpError(ErrorCode.NotFound, 'cursor expired: restart pagination without a cursor', {
-      field: 'cursor', detail: 'the cursor is past its expiry', retryable: false,
+      field: 'cursor',
+      detail: 'the cursor is past its expiry',
+      retryable: false,
     });
   }
   if (payload.method !== expect.method || payload.fingerprint !== expect.fingerprint) {
@@ -168,7 +175,9 @@ export function requestFingerprint(params: JsonObject, vendorKey: string): strin
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (isJsonObject(value)) {
-    const keys = Object.keys(value).filter((k) => value[k] !== undefined).sort();
+    const keys = Object.keys(value)
+      .filter((k) => value[k] !== undefined)
+      .sort();
     return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';

@@ -43,26 +43,28 @@ export async function fanout(plan: FanoutPlan, ctx: CallContext, fed: Federation
   const failures: LegFailure[] = [];
   fed.hooks.onFanout?.(plan.method, plan.engines.length);
 
-  await Promise.all(plan.engines.map(async (engine) => {
-    if (ctx.deadlineAt - performance.now() - fed.settings.deadlineReserveMs <= 0) {
-      // Not sent at all: no leg to time or count, only a failure to report.
-      failures.push(failureOf(engine, new UpstreamError('timeout', 'no time left before the deadline'), ctx));
-      plan.onLegDone?.(engine, false, 'deadline');
-      return;
-    }
-    const leg = await runLeg(scope, engine, plan.method, plan.paramsFor(engine), {
-      onProgress: plan.onLegProgress ? (frame) => plan.onLegProgress!(engine, frame) : undefined,
-      onLog: plan.onLegLog ? (frame) => plan.onLegLog!(engine, frame) : undefined,
-      validate: plan.validate,
-    });
-    if (leg.ok) {
-      successes.push({ engine, result: leg.result });
-      plan.onLegDone?.(engine, true, undefined, leg.result);
-    } else {
-      failures.push(leg.failure);
-      plan.onLegDone?.(engine, false, leg.failure.reason);
-    }
-  }));
+  await Promise.all(
+    plan.engines.map(async (engine) => {
+      if (ctx.deadlineAt - performance.now() - fed.settings.deadlineReserveMs <= 0) {
+        // Not sent at all: no leg to time or count, only a failure to report.
+        failures.push(failureOf(engine, new UpstreamError('timeout', 'no time left before the deadline'), ctx));
+        plan.onLegDone?.(engine, false, 'deadline');
+        return;
+      }
+      const leg = await runLeg(scope, engine, plan.method, plan.paramsFor(engine), {
+        onProgress: plan.onLegProgress ? (frame) => plan.onLegProgress!(engine, frame) : undefined,
+        onLog: plan.onLegLog ? (frame) => plan.onLegLog!(engine, frame) : undefined,
+        validate: plan.validate,
+      });
+      if (leg.ok) {
+        successes.push({ engine, result: leg.result });
+        plan.onLegDone?.(engine, true, undefined, leg.result);
+      } else {
+        failures.push(leg.failure);
+        plan.onLegDone?.(engine, false, leg.failure.reason);
+      }
+    }),
+  );
   return { successes, failures, traceId: scope.trace.traceId, notes: scope.notes };
 }
 
@@ -73,7 +75,12 @@ export async function fanout(plan: FanoutPlan, ctx: CallContext, fed: Federation
 export function accountFailures(failures: readonly LegFailure[], fed: FederationContext, notes: string[]): DegradedEntry[] {
   const degraded: DegradedEntry[] = [];
   for (const failure of failures) {
-    degraded.push({ engine: failure.engine, code: failure.code, reason: failure.reason, ...(failure.detail ? { detail: failure.detail } : {}) });
+    degraded.push({
+      engine: failure.engine,
+      code: failure.code,
+      reason: failure.reason,
+      ...(failure.detail ? { detail: failure.detail } : {}),
+    });
     notes.push(`engine ${failure.engine} dropped: ${failure.reason} (${failure.code})`);
     fed.hooks.onDegraded?.(failure.engine, failure.reason);
     const engine = fed.engines.find((e) => e.id === failure.engine);
@@ -88,7 +95,9 @@ export function accountFailures(failures: readonly LegFailure[], fed: Federation
  */
 export function nothingAnswered(failures: readonly LegFailure[], degraded: readonly DegradedEntry[], ctx: CallContext): RcpError {
   const allDeadline = failures.length > 0 && failures.every((f) => f.code === ErrorCode.Timeout);
-  return new RcpError(allDeadline ? ErrorCode.Timeout : ErrorCode.BackendUnavailable,
+  return new RcpError(
+    allDeadline ? ErrorCode.Timeout : ErrorCode.BackendUnavailable,
     allDeadline ? 'no engine answered before the deadline' : 'every engine failed',
-    { retryable: true, deadlineMs: ctx.deadlineMs, engines: degraded.map((d) => ({ engine: d.engine, code: d.code, reason: d.reason })) });
+    { retryable: true, deadlineMs: ctx.deadlineMs, engines: degraded.map((d) => ({ engine: d.engine, code: d.code, reason: d.reason })) },
+  );
 }

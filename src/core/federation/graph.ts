@@ -31,9 +31,14 @@ export async function federatedGraph(rawParams: JsonObject, ctx: CallContext, fe
   const k = Math.min(params.k ?? 10, fed.settings.maxK);
   const path = ctx.meta.federation?.path ?? [];
   const allowed = allowedEngines(options, fed.settings, 'graph', fed.engines);
-  const engines = fed.engines.filter((engine) =>
-    engine.capabilities !== undefined && stringArray(engine.capabilities.graph?.ops).includes(params.op) && !onPath(engine, path)
-    && (allowed === undefined || allowed.has(engine.id)) && (resume === undefined || resume.engines.includes(engine.id)));
+  const engines = fed.engines.filter(
+    (engine) =>
+      engine.capabilities !== undefined &&
+      stringArray(engine.capabilities.graph?.ops).includes(params.op) &&
+      !onPath(engine, path) &&
+      (allowed === undefined || allowed.has(engine.id)) &&
+      (resume === undefined || resume.engines.includes(engine.id)),
+  );
   if (engines.length === 0) throw RcpError.optionUnsupported('op', `no engine advertises graph op "${params.op}"`);
 
   const firstK = Math.ceil(k * fed.settings.fusionHeadroom);
@@ -44,9 +49,16 @@ export async function federatedGraph(rawParams: JsonObject, ctx: CallContext, fe
     legs.set(engine, { engine, ...pagedLeg(resume, engine.id, firstK, cap, cap) });
   }
   const outbound = stripGatewayMeta(rawParams);
-  const outcome = await fanout({
-    method: 'graph', engines, paramsFor: (engine) => legParams(outbound, legs.get(engine)!, legs.get(engine)!.k), validate: requireHitsArray,
-  }, ctx, fed);
+  const outcome = await fanout(
+    {
+      method: 'graph',
+      engines,
+      paramsFor: (engine) => legParams(outbound, legs.get(engine)!, legs.get(engine)!.k),
+      validate: requireHitsArray,
+    },
+    ctx,
+    fed,
+  );
 
   const lists: RankedList[] = [];
   const firstAnswers = new Map<string, { result: JsonObject; asked: number }>();
@@ -67,13 +79,30 @@ export async function federatedGraph(rawParams: JsonObject, ctx: CallContext, fe
   }
   const degraded = accountFailures(failures, fed, notes);
   if (lists.length === 0) throw nothingAnswered(failures, degraded, ctx);
-  const page = await servePage({
-    method: 'graph', params: rawParams, k, options, lists, firstAnswers, legs: [...legs.values()], resume, outbound,
-  }, ctx, fed);
+  const page = await servePage(
+    {
+      method: 'graph',
+      params: rawParams,
+      k,
+      options,
+      lists,
+      firstAnswers,
+      legs: [...legs.values()],
+      resume,
+      outbound,
+    },
+    ctx,
+    fed,
+  );
   notes.push(...page.notes);
   const result: JsonObject = {
     hits: page.hits,
-    _meta: { engines: lists.map((l) => l.engine), ...(degraded.length > 0 ? { degraded } : {}), fusion: page.method, traceId: outcome.traceId },
+    _meta: {
+      engines: lists.map((l) => l.engine),
+      ...(degraded.length > 0 ? { degraded } : {}),
+      fusion: page.method,
+      traceId: outcome.traceId,
+    },
   };
   if (params.op === 'drift') result.followups = followups.list;
   if (page.nextCursor !== undefined) result.nextCursor = page.nextCursor;

@@ -41,9 +41,7 @@ export interface LegOptions {
   idempotent?: boolean;
 }
 
-export type LegOutcome =
-  | { ok: true; result: JsonObject }
-  | { ok: false; error: UpstreamError; failure: LegFailure };
+export type LegOutcome = { ok: true; result: JsonObject } | { ok: false; error: UpstreamError; failure: LegFailure };
 
 export function legScope(ctx: CallContext, fed: FederationContext): LegScope {
   return { ctx, fed, trace: traceContext(ctx.headers, ctx.meta.traceId), forward: federationForward(ctx, fed), notes: [] };
@@ -62,7 +60,13 @@ export function onPath(engine: Engine, path: readonly string[]): boolean {
   return path.includes(engine.id) || (engine.server !== undefined && path.includes(engine.server.name));
 }
 
-export async function runLeg(scope: LegScope, engine: Engine, method: string, params: JsonObject, options: LegOptions = {}): Promise<LegOutcome> {
+export async function runLeg(
+  scope: LegScope,
+  engine: Engine,
+  method: string,
+  params: JsonObject,
+  options: LegOptions = {},
+): Promise<LegOutcome> {
   const started = performance.now();
   const { fed } = scope;
   try {
@@ -138,7 +142,14 @@ export function stripGatewayMeta(params: JsonObject): JsonObject {
     if (value !== null && value !== undefined) out[key] = value;
   }
   if (isJsonObject(params._meta)) {
-    const { progressToken: _token, 'x-rcpgw': _vendor, deadlineMs: _deadline, federation: _federation, traceId: _trace, ...rest } = params._meta;
+    const {
+      progressToken: _token,
+      'x-rcpgw': _vendor,
+      deadlineMs: _deadline,
+      federation: _federation,
+      traceId: _trace,
+      ...rest
+    } = params._meta;
     out._meta = rest;
   }
   return out;

@@ -67,5 +67,8 @@ export function unmetRequirement(caps: Capabilities, requirements: readonly Opti
 }
 
 export function optionError(method: string, requirement: OptionRequirement, who: string): RcpError {
-  return RcpError.optionUnsupported(requirement.option, `${method} ${requirement.option} "${requirement.value}" is not advertised by ${who}`);
+  return RcpError.optionUnsupported(
+    requirement.option,
+    `${method} ${requirement.option} "${requirement.value}" is not advertised by ${who}`,
+  );
 }

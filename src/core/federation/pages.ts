@@ -57,7 +57,13 @@ export interface PagedLeg {
 }
 
 /** Base depth and first-call `k` of a leg: the cursor's depth when resuming, else `firstK`. */
-export function pagedLeg(resume: Resume | undefined, engineId: string, firstK: number, cap: number, maxDepth: number): { k: number; base: number; cap: number } {
+export function pagedLeg(
+  resume: Resume | undefined,
+  engineId: string,
+  firstK: number,
+  cap: number,
+  maxDepth: number,
+): { k: number; base: number; cap: number } {
   const base = resume?.depth[engineId] ?? firstK;
   return { base, cap, k: Math.max(1, Math.min(segmentDepth(base, resume?.segment ?? 0), cap, maxDepth)) };
 }
@@ -115,19 +121,29 @@ export async function servePage(input: PageInput, ctx: CallContext, fed: Federat
   const start = { segment: resume?.segment ?? 0, offset: resume?.offset ?? 0 };
   const depth: Record<string, number> = {};
   for (const state of states.values()) depth[state.list.engine] = state.leg.base;
-  const page = await fusedPage(start, {
-    k: input.k, method: options.fusion, depth, maxRounds: MAX_SEGMENT_ROUNDS,
-    fusion: { rrfK: options.rrfK, dedup: options.dedup },
-  }, (segment) => fetchSegment(segment, states, input, ctx, fed));
+  const page = await fusedPage(
+    start,
+    {
+      k: input.k,
+      method: options.fusion,
+      depth,
+      maxRounds: MAX_SEGMENT_ROUNDS,
+      fusion: { rrfK: options.rrfK, dedup: options.dedup },
+    },
+    (segment) => fetchSegment(segment, states, input, ctx, fed),
+  );
 
   let nextCursor: string | undefined;
   if (page.next) {
-    nextCursor = sealCursor({
-      method: input.method,
-      fingerprint: resume?.fingerprint ?? requestFingerprint(input.params, VENDOR_KEY),
-      expiresAt: Date.now() + fed.settings.cursorTtlMs,
-      position: { kind: 'fused', engines: [...states.keys()], depth, segment: page.next.segment, offset: page.next.offset },
-    }, cursorKey(fed.settings.cursorSecret));
+    nextCursor = sealCursor(
+      {
+        method: input.method,
+        fingerprint: resume?.fingerprint ?? requestFingerprint(input.params, VENDOR_KEY),
+        expiresAt: Date.now() + fed.settings.cursorTtlMs,
+        position: { kind: 'fused', engines: [...states.keys()], depth, segment: page.next.segment, offset: page.next.offset },
+      },
+      cursorKey(fed.settings.cursorSecret),
+    );
   }
   return { hits: page.hits, method: page.method, notes: page.notes, nextCursor };
 }
@@ -137,9 +153,15 @@ function requireFirstPageEngines(resume: Resume, lists: readonly RankedList[]): 
   const present = new Set(lists.map((list) => list.engine));
   const missing = resume.engines.filter((id) => !present.has(id));
   if (missing.length > 0) {
-    throw new RcpError(ErrorCode.BackendUnavailable, `engine(s) ${missing.join(', ')} of this result set did not answer; retry the page or restart pagination`, {
-      retryable: true, engines: missing, detail: 'a later page needs every engine that formed the first page',
-    });
+    throw new RcpError(
+      ErrorCode.BackendUnavailable,
+      `engine(s) ${missing.join(', ')} of this result set did not answer; retry the page or restart pagination`,
+      {
+        retryable: true,
+        engines: missing,
+        detail: 'a later page needs every engine that formed the first page',
+      },
+    );
   }
 }
 
@@ -153,7 +175,8 @@ function initialStates(input: PageInput): Map<string, EngineState> {
     const first = input.firstAnswers.get(list.engine);
     const result = first?.result ?? {};
     states.set(list.engine, {
-      leg, list,
+      leg,
+      list,
       cursor: paginates(leg.engine) && typeof result.nextCursor === 'string' ? result.nextCursor : undefined,
       exhausted: isExhausted(leg.engine, result, first?.asked ?? 0) || dropped(result, list.hits.length, first?.asked ?? 0),
       topAsked: first?.asked ?? 0,
@@ -163,11 +186,21 @@ function initialStates(input: PageInput): Map<string, EngineState> {
 }
 
 function canDeepen(state: EngineState, maxDepth: number): boolean {
-  return !state.exhausted && state.list.hits.length < maxDepth && (state.cursor !== undefined || state.topAsked < Math.min(state.leg.cap, maxDepth));
+  return (
+    !state.exhausted &&
+    state.list.hits.length < maxDepth &&
+    (state.cursor !== undefined || state.topAsked < Math.min(state.leg.cap, maxDepth))
+  );
 }
 
 /** Read every engine as deep as `segment` needs (round by round), then hand fusion the lists. */
-async function fetchSegment(segment: number, states: Map<string, EngineState>, input: PageInput, ctx: CallContext, fed: FederationContext): Promise<SegmentFetch> {
+async function fetchSegment(
+  segment: number,
+  states: Map<string, EngineState>,
+  input: PageInput,
+  ctx: CallContext,
+  fed: FederationContext,
+): Promise<SegmentFetch> {
   const maxDepth = fed.settings.pageMaxDepth;
   const need = (state: EngineState): number => Math.min(segmentDepth(state.leg.base, segment), maxDepth);
   for (let round = 0; round < MAX_DEEPEN_ROUNDS; round++) {
@@ -196,25 +229,39 @@ function askFor(state: EngineState, wanted: number): Ask {
 }
 
 /** One round of deeper calls, concurrently; any engine failing (or answering malformed) fails the page. */
-async function deepen(asks: Map<string, { state: EngineState; ask: Ask }>, input: PageInput, ctx: CallContext, fed: FederationContext): Promise<void> {
-  const outcome = await fanout({
-    method: input.method,
-    engines: [...asks.values()].map(({ state }) => state.leg.engine),
-    paramsFor: (engine) => {
-      const { state, ask } = asks.get(engine.id)!;
-      return legParams(input.outbound, state.leg, ask.k, ask.cursor);
+async function deepen(
+  asks: Map<string, { state: EngineState; ask: Ask }>,
+  input: PageInput,
+  ctx: CallContext,
+  fed: FederationContext,
+): Promise<void> {
+  const outcome = await fanout(
+    {
+      method: input.method,
+      engines: [...asks.values()].map(({ state }) => state.leg.engine),
+      paramsFor: (engine) => {
+        const { state, ask } = asks.get(engine.id)!;
+        return legParams(input.outbound, state.leg, ask.k, ask.cursor);
+      },
     },
-  }, ctx, fed);
+    ctx,
+    fed,
+  );
   if (outcome.failures.length > 0) {
     const failed = outcome.failures.map((f) => f.engine);
     throw new RcpError(ErrorCode.BackendUnavailable, `engine(s) ${failed.join(', ')} failed while reading deeper results; retry the page`, {
-      retryable: true, engines: failed, detail: outcome.failures.map((f) => `${f.engine}: ${f.reason}`).join('; '),
+      retryable: true,
+      engines: failed,
+      detail: outcome.failures.map((f) => `${f.engine}: ${f.reason}`).join('; '),
     });
   }
   for (const success of outcome.successes) {
     const { state, ask } = asks.get(success.engine.id)!;
     const clean = sanitizeHits(success.result, ask.k);
-    if ('error' in clean) throw new RcpError(ErrorCode.BackendUnavailable, `engine ${success.engine.id} answered malformed results: ${clean.error}`, { retryable: true });
+    if ('error' in clean)
+      throw new RcpError(ErrorCode.BackendUnavailable, `engine ${success.engine.id} answered malformed results: ${clean.error}`, {
+        retryable: true,
+      });
     state.list = { ...state.list, hits: mergeChunk(ask.from === 0 ? [] : state.list.hits, clean.hits) };
     state.cursor = paginates(success.engine) && typeof success.result.nextCursor === 'string' ? success.result.nextCursor : undefined;
     state.exhausted = isExhausted(success.engine, success.result, ask.k) || dropped(success.result, clean.hits.length, ask.k);

@@ -56,7 +56,12 @@ function truncate(lists: readonly RankedList[], depth: Readonly<Record<string, n
  * The new hits of segment `segment`, in fused order (see the module comment): the first `limit`
  * of them, and how many there are in all.
  */
-export function segmentHits(lists: readonly RankedList[], segment: number, options: Omit<PageOptions, 'maxRounds' | 'k'>, limit = Infinity): { hits: EngineHit[]; total: number; method: FusionMethod; notes: string[] } {
+export function segmentHits(
+  lists: readonly RankedList[],
+  segment: number,
+  options: Omit<PageOptions, 'maxRounds' | 'k'>,
+  limit = Infinity,
+): { hits: EngineHit[]; total: number; method: FusionMethod; notes: string[] } {
   const exclude = new Set<string>();
   if (segment > 0) {
     for (const list of truncate(lists, options.depth, segment - 1)) {

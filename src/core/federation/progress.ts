@@ -59,9 +59,10 @@ export class ProgressRelay {
   legProgress(engine: string, frame: JsonObject): void {
     const leg = this.legs.get(engine);
     if (!leg || leg.done || this.finished) return;
-    const value = typeof frame.progress === 'number' && Number.isFinite(frame.progress)
-      ? Math.min(RUNNING_CEILING, Math.max(0, frame.progress))
-      : leg.progress;
+    const value =
+      typeof frame.progress === 'number' && Number.isFinite(frame.progress)
+        ? Math.min(RUNNING_CEILING, Math.max(0, frame.progress))
+        : leg.progress;
     // Per leg, too, progress never goes backwards.
     if (value > leg.progress) leg.progress = value;
     // Upstream text is untrusted: bounded, and the stage a short label (§9 pipeline stages).
@@ -171,7 +172,8 @@ export function withBoundedProgress(ctx: CallContext, framesPerSecond: number): 
 
 /** One engine's progress frame as the client sees it (routed calls, a single writer): bounded, tagged with the engine. */
 export function progressFrom(engineId: string, frame: JsonObject): { progress?: number; stage?: string; message?: string } {
-  const progress = typeof frame.progress === 'number' && Number.isFinite(frame.progress) ? Math.min(1, Math.max(0, frame.progress)) : undefined;
+  const progress =
+    typeof frame.progress === 'number' && Number.isFinite(frame.progress) ? Math.min(1, Math.max(0, frame.progress)) : undefined;
   const stage = typeof frame.stage === 'string' && frame.stage.length > 0 ? frame.stage.slice(0, 32) : undefined; // untrusted: bounded
   const message = `${stage ?? 'working'} from engine ${engineId}${typeof frame.message === 'string' ? `: ${frame.message.slice(0, 200)}` : ''}`;
   return { ...(progress !== undefined ? { progress } : {}), ...(stage ? { stage } : {}), message };

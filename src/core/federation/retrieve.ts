@@ -58,15 +58,19 @@ export async function federatedRetrieve(rawParams: JsonObject, ctx: CallContext,
   const answers = new Answers(plan);
   const progress = progressFor(plan, answers, ctx, fed);
   const outbound = stripGatewayMeta(rawParams);
-  const outcome = await fanout({
-    method: 'retrieve',
-    engines: [...plan.legs.keys()],
-    paramsFor: (engine) => legParams(outbound, plan.legs.get(engine)!, plan.legs.get(engine)!.k),
-    onLegProgress: progress ? (engine, frame) => progress.relay.legProgress(engine.id, frame) : undefined,
-    onLegDone: progress?.legDone,
-    onLegLog: ctx.log ? (engine, frame) => relayLog(ctx, engine.id, frame) : undefined,
-    validate: requireHitsArray,
-  }, ctx, fed);
+  const outcome = await fanout(
+    {
+      method: 'retrieve',
+      engines: [...plan.legs.keys()],
+      paramsFor: (engine) => legParams(outbound, plan.legs.get(engine)!, plan.legs.get(engine)!.k),
+      onLegProgress: progress ? (engine, frame) => progress.relay.legProgress(engine.id, frame) : undefined,
+      onLegDone: progress?.legDone,
+      onLegLog: ctx.log ? (engine, frame) => relayLog(ctx, engine.id, frame) : undefined,
+      validate: requireHitsArray,
+    },
+    ctx,
+    fed,
+  );
   progress?.relay.finish();
   plan.notes.push(...outcome.notes);
 
@@ -77,10 +81,21 @@ export async function federatedRetrieve(rawParams: JsonObject, ctx: CallContext,
   lists.sort(byEngineIdOrder);
   // The page of the fused result (the first page is the plain fusion's top k) and its cursor.
   const firstAnswers = new Map(outcome.successes.map((s) => [s.engine.id, { result: s.result, asked: plan.legs.get(s.engine)!.k }]));
-  const fused = await servePage({
-    method: 'retrieve', params: rawParams, k: plan.params.k, options: plan.options, lists, firstAnswers,
-    legs: [...plan.legs.values()], resume: plan.resume, outbound,
-  }, ctx, fed);
+  const fused = await servePage(
+    {
+      method: 'retrieve',
+      params: rawParams,
+      k: plan.params.k,
+      options: plan.options,
+      lists,
+      firstAnswers,
+      legs: [...plan.legs.values()],
+      resume: plan.resume,
+      outbound,
+    },
+    ctx,
+    fed,
+  );
   plan.notes.push(...fused.notes);
 
   const usage: JsonObject = { candidates, latencyMs: Math.round(performance.now() - started) };
@@ -109,7 +124,8 @@ function planRetrieve(rawParams: JsonObject, ctx: CallContext, fed: FederationCo
   const depth = ctx.meta.federation?.depth ?? fed.settings.federationDepth;
   if (depth <= 0) {
     throw new RcpError(ErrorCode.BackendUnavailable, 'federation depth exhausted: the gateway has no index of its own', {
-      detail: '_meta.federation.depth is 0', retryable: false,
+      detail: '_meta.federation.depth is 0',
+      retryable: false,
     });
   }
   const path = ctx.meta.federation?.path ?? [];
@@ -129,7 +145,13 @@ function planRetrieve(rawParams: JsonObject, ctx: CallContext, fed: FederationCo
 /** `engine`'s place in the plan: a leg, a failure (never initialized), or skipped (and why, in the notes). */
 function addLeg(plan: RetrievePlan, engine: Engine, path: readonly string[], ctx: CallContext, fed: FederationContext): void {
   if (engine.capabilities === undefined) {
-    plan.unready.push(failureOf(engine, new UpstreamError('not-ready', `engine is ${engine.status}${engine.lastError ? `: ${engine.lastError}` : ''}`), ctx));
+    plan.unready.push(
+      failureOf(
+        engine,
+        new UpstreamError('not-ready', `engine is ${engine.status}${engine.lastError ? `: ${engine.lastError}` : ''}`),
+        ctx,
+      ),
+    );
     return;
   }
   const cap = engine.capabilities.retrieve;
@@ -178,12 +200,22 @@ class Answers {
 
   list(engine: Engine, hits: RankedList['hits']): RankedList {
     const floor = finiteNumber(engine.capabilities?.retrieve?.scoreFloor);
-    return { engine: engine.id, weight: this.plan.options.weights[engine.id] ?? engine.weight, hits, ...(floor !== undefined ? { scoreFloor: floor } : {}) };
+    return {
+      engine: engine.id,
+      weight: this.plan.options.weights[engine.id] ?? engine.weight,
+      hits,
+      ...(floor !== undefined ? { scoreFloor: floor } : {}),
+    };
   }
 }
 
 /** §9: aggregated progress for a client that asked for it, `partial.hits` from the answers so far. */
-function progressFor(plan: RetrievePlan, answers: Answers, ctx: CallContext, fed: FederationContext): { relay: ProgressRelay; legDone: FanoutPlan['onLegDone'] } | undefined {
+function progressFor(
+  plan: RetrievePlan,
+  answers: Answers,
+  ctx: CallContext,
+  fed: FederationContext,
+): { relay: ProgressRelay; legDone: FanoutPlan['onLegDone'] } | undefined {
   if (!ctx.progress) return undefined;
   const { params, options, resume } = plan;
   const answeredSoFar: RankedList[] = [];
@@ -209,7 +241,12 @@ function progressFor(plan: RetrievePlan, answers: Answers, ctx: CallContext, fed
 }
 
 /** The engines' ranked lists; an answer that fails sanitizing becomes a failed leg. */
-function collectLists(plan: RetrievePlan, answers: Answers, outcome: FanoutOutcome, ctx: CallContext): { lists: RankedList[]; failures: LegFailure[]; candidates: number } {
+function collectLists(
+  plan: RetrievePlan,
+  answers: Answers,
+  outcome: FanoutOutcome,
+  ctx: CallContext,
+): { lists: RankedList[]; failures: LegFailure[]; candidates: number } {
   const failures = [...plan.unready, ...outcome.failures];
   const lists: RankedList[] = [];
   let candidates = 0;

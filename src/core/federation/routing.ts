@@ -70,7 +70,10 @@ export function routeCandidates(method: string, params: JsonObject, ctx: CallCon
 
   // A gateway cursor of a routed result names the engine whose own cursor it wraps (§10).
   if (typeof params.cursor === 'string' && params.cursor.length > 0) {
-    const payload = openCursor(params.cursor, cursorKey(fed.settings.cursorSecret), { method, fingerprint: requestFingerprint(params, VENDOR_KEY) });
+    const payload = openCursor(params.cursor, cursorKey(fed.settings.cursorSecret), {
+      method,
+      fingerprint: requestFingerprint(params, VENDOR_KEY),
+    });
     if (payload.position.kind !== 'routed') throw RcpError.invalidParams('cursor', 'not a cursor for this method');
     outbound = { ...params, cursor: payload.position.cursor };
     return { candidates: [pinned(method, outbound, payload.position.engine, 'cursor', fed)], params: outbound, by: 'cursor' };
@@ -81,7 +84,10 @@ export function routeCandidates(method: string, params: JsonObject, ctx: CallCon
     if (handle) {
       outbound = { ...params, memoryId: handle.handle };
       const engine = fed.engines.find((e) => e.id === handle.engine);
-      if (!engine) throw new RcpError(ErrorCode.NotFound, `memoryId names engine "${handle.engine}", which this gateway no longer federates`, { field: 'memoryId' });
+      if (!engine)
+        throw new RcpError(ErrorCode.NotFound, `memoryId names engine "${handle.engine}", which this gateway no longer federates`, {
+          field: 'memoryId',
+        });
       if (options.engine !== undefined && options.engine !== engine.id) {
         throw RcpError.invalidParams('memoryId', `belongs to engine ${engine.id}, not the requested ${options.engine}`);
       }
@@ -112,7 +118,9 @@ export function routeCandidates(method: string, params: JsonObject, ctx: CallCon
   }
   const requirements = optionRequirements(method, params);
   if (requirements.length > 0) {
-    const supporting = ordered.filter((engine) => engine.capabilities === undefined || !unmetRequirement(engine.capabilities, requirements));
+    const supporting = ordered.filter(
+      (engine) => engine.capabilities === undefined || !unmetRequirement(engine.capabilities, requirements),
+    );
     if (supporting.length === 0) {
       const unmet = requirements.find((r) => ordered.every((e) => !r.supportedBy(e.capabilities ?? {}))) ?? requirements[0]!;
       throw optionError(method, unmet, 'any engine');
@@ -138,7 +146,10 @@ function sameModel(engines: readonly Engine[], capability: string): Engine[] {
   if (model === undefined) return [first];
   return engines.filter((engine) => {
     const other = engine.capabilities?.[capability];
-    return engine === first || (other !== undefined && other.identity !== undefined && other.identity === model.identity && other.dimension === model.dimension);
+    return (
+      engine === first ||
+      (other !== undefined && other.identity !== undefined && other.identity === model.identity && other.dimension === model.dimension)
+    );
   });
 }
 
@@ -164,7 +175,8 @@ export async function routeToOne(method: string, params: JsonObject, callerCtx: 
       onProgress: ctx.progress ? (frame) => ctx.progress?.(progressFrom(engine.id, frame)) : undefined,
       onLog: ctx.log ? (frame) => relayLog(ctx, engine.id, frame) : undefined,
     });
-    if (leg.ok) return finishRouted(method, params, leg.result, { engine, route, tried, notes: scope.notes, traceId: scope.trace.traceId }, fed);
+    if (leg.ok)
+      return finishRouted(method, params, leg.result, { engine, route, tried, notes: scope.notes, traceId: scope.trace.traceId }, fed);
     const { error, failure } = leg;
     tried.push({ engine: engine.id, code: failure.code, reason: failure.reason });
     lastError = { error, engine };
@@ -195,12 +207,15 @@ function finishRouted(method: string, params: JsonObject, result: JsonObject, se
   if (MEMORY_METHODS.has(method) && typeof out.memoryId === 'string') out.memoryId = wrapHandle(engine.id, out.memoryId);
   if (typeof out.nextCursor === 'string' && out.nextCursor.length > 0) {
     // The engine's cursor only means something to that engine: wrap it so the next page comes back here.
-    out.nextCursor = sealCursor({
-      method,
-      fingerprint: requestFingerprint(params, VENDOR_KEY),
-      expiresAt: Date.now() + fed.settings.cursorTtlMs,
-      position: { kind: 'routed', engine: engine.id, cursor: out.nextCursor },
-    }, cursorKey(fed.settings.cursorSecret));
+    out.nextCursor = sealCursor(
+      {
+        method,
+        fingerprint: requestFingerprint(params, VENDOR_KEY),
+        expiresAt: Date.now() + fed.settings.cursorTtlMs,
+        position: { kind: 'routed', engine: engine.id, cursor: out.nextCursor },
+      },
+      cursorKey(fed.settings.cursorSecret),
+    );
   } else {
     delete out.nextCursor;
   }

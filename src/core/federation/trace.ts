@@ -37,7 +37,7 @@ export function traceContext(headers: Readonly<Record<string, string>>, metaTrac
   if (incoming && incoming[2] !== '0'.repeat(32)) {
     return { traceId: incoming[2]!, traceparent: `00-${incoming[2]}-${spanId}-${incoming[4]}` };
   }
-  const traceId = metaTraceId && /^[0-9a-f]{32}$/.test(metaTraceId) ? metaTraceId : metaTraceId ?? randomHex(16);
+  const traceId = metaTraceId && /^[0-9a-f]{32}$/.test(metaTraceId) ? metaTraceId : (metaTraceId ?? randomHex(16));
   const w3cId = /^[0-9a-f]{32}$/.test(traceId) ? traceId : randomHex(16);
   return { traceId, traceparent: `00-${w3cId}-${spanId}-01` };
 }

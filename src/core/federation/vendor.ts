@@ -76,7 +76,12 @@ export function gatewayOptions(params: JsonObject, settings: GatewaySettings, co
  * The fan-out set a request and its route allow (undefined = every engine). Engine ids the
  * request names must exist (-32602).
  */
-export function allowedEngines(options: GatewayOptions, settings: GatewaySettings, method: string, known: readonly { id: string }[]): Set<string> | undefined {
+export function allowedEngines(
+  options: GatewayOptions,
+  settings: GatewaySettings,
+  method: string,
+  known: readonly { id: string }[],
+): Set<string> | undefined {
   if (options.engine === undefined && options.engines === undefined) {
     const routed = routeEngineIds(settings.routes[method]);
     return routed !== undefined ? new Set(routed) : undefined; // the common path: no per-request set to build

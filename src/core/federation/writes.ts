@@ -32,7 +32,9 @@ export const INDEX_WRITES = new Set(['index/add', 'index/delete']);
 export function retrySafeWrite(method: string, params: JsonObject): boolean {
   if (method === 'index/delete') return true;
   if (method !== 'index/add' || !Array.isArray(params.documents) || params.documents.length === 0) return false;
-  return params.documents.every((doc) => isJsonObject(doc) && (typeof doc.id === 'string' ? doc.id.length > 0 : typeof doc.id === 'number'));
+  return params.documents.every(
+    (doc) => isJsonObject(doc) && (typeof doc.id === 'string' ? doc.id.length > 0 : typeof doc.id === 'number'),
+  );
 }
 
 function writable(engine: Engine): boolean {
@@ -44,7 +46,12 @@ function byPriority(a: Engine, b: Engine): number {
 }
 
 /** The engines a write goes to, in reporting order (see the module comment). */
-export function writeTargets(method: string, params: JsonObject, ctx: CallContext, fed: FederationContext): { targets: Engine[]; by: string } {
+export function writeTargets(
+  method: string,
+  params: JsonObject,
+  ctx: CallContext,
+  fed: FederationContext,
+): { targets: Engine[]; by: string } {
   const options = gatewayOptions(params, fed.settings, { method, headers: ctx.headers });
   if (options.engine !== undefined) {
     const engine = fed.engines.find((e) => e.id === options.engine);
@@ -61,7 +68,9 @@ export function writeTargets(method: string, params: JsonObject, ctx: CallContex
   }
   const routed = routeEngineIds(fed.settings.routes[method]);
   if (routed !== undefined) {
-    const targets = routed.map((id) => fed.engines.find((e) => e.id === id)).filter((e): e is Engine => e !== undefined && (e.capabilities === undefined || writable(e)));
+    const targets = routed
+      .map((id) => fed.engines.find((e) => e.id === id))
+      .filter((e): e is Engine => e !== undefined && (e.capabilities === undefined || writable(e)));
     return { targets, by: 'route' };
   }
   const marked = fed.engines.filter((e) => e.config.writer === true && (e.capabilities === undefined || writable(e))).sort(byPriority);
@@ -94,27 +103,34 @@ export async function federatedWrite(method: string, params: JsonObject, ctx: Ca
   // §7.10: only a write whose every document carries an id may be repeated (the retry layer).
   const idempotent = retrySafeWrite(method, params);
 
-  const settled = await Promise.all(targets.map(async (engine): Promise<{ engine: Engine; result?: JsonObject; error?: UpstreamError }> => {
-    if (onPath(engine, path)) {
-      return { engine, error: new UpstreamError('not-ready', 'engine is on the federation path (cycle, §16.2)') };
-    }
-    const leg = await runLeg(scope, engine, method, outbound, {
-      idempotent,
-      // One writer's progress is relayed as is; several broadcast writers' would interleave.
-      onProgress: ctx.progress && targets.length === 1 ? (frame) => ctx.progress?.(progressFrom(engine.id, frame)) : undefined,
-      onLog: ctx.log ? (frame) => relayLog(ctx, engine.id, frame) : undefined,
-    });
-    return leg.ok ? { engine, result: leg.result } : { engine, error: leg.error };
-  }));
+  const settled = await Promise.all(
+    targets.map(async (engine): Promise<{ engine: Engine; result?: JsonObject; error?: UpstreamError }> => {
+      if (onPath(engine, path)) {
+        return { engine, error: new UpstreamError('not-ready', 'engine is on the federation path (cycle, §16.2)') };
+      }
+      const leg = await runLeg(scope, engine, method, outbound, {
+        idempotent,
+        // One writer's progress is relayed as is; several broadcast writers' would interleave.
+        onProgress: ctx.progress && targets.length === 1 ? (frame) => ctx.progress?.(progressFrom(engine.id, frame)) : undefined,
+        onLog: ctx.log ? (frame) => relayLog(ctx, engine.id, frame) : undefined,
+      });
+      return leg.ok ? { engine, result: leg.result } : { engine, error: leg.error };
+    }),
+  );
 
-  const writes: WriteOutcome[] = settled.map((s) => (s.error === undefined
-    ? { engine: s.engine.id, ok: true }
-    : { engine: s.engine.id, ok: false, code: failureOf(s.engine, s.error, ctx).code, message: s.error.message.slice(0, 300) }));
+  const writes: WriteOutcome[] = settled.map((s) =>
+    s.error === undefined
+      ? { engine: s.engine.id, ok: true }
+      : { engine: s.engine.id, ok: false, code: failureOf(s.engine, s.error, ctx).code, message: s.error.message.slice(0, 300) },
+  );
   const success = settled.find((s) => s.result !== undefined);
   if (!success || !success.result) {
     const first = settled[0]!;
     const error = toClientError(first.error, first.engine.id);
-    throw new RcpError(error.code, error.message, { ...error.data, writes: writes.map(({ engine, ok, code }) => ({ engine, ok, ...(code !== undefined ? { code } : {}) })) });
+    throw new RcpError(error.code, error.message, {
+      ...error.data,
+      writes: writes.map(({ engine, ok, code }) => ({ engine, ok, ...(code !== undefined ? { code } : {}) })),
+    });
   }
   const partial = writes.some((w) => !w.ok);
   const meta = isJsonObject(success.result._meta) ? success.result._meta : {};

@@ -17,8 +17,7 @@ import { federatedWrite } from '../federation/writes.js';
 
 export type MethodHandler = (method: string, params: JsonObject, ctx: CallContext, fed: FederationContext) => Promise<JsonObject>;
 
-const catalog: MethodHandler = (_method, _params, _ctx, fed) =>
-  Promise.resolve(catalogList(fed.engines, fed.settings.exposeEndpoints));
+const catalog: MethodHandler = (_method, _params, _ctx, fed) => Promise.resolve(catalogList(fed.engines, fed.settings.exposeEndpoints));
 
 const GATEWAY_METHODS: Readonly<Partial<Record<CoreMethod, MethodHandler>>> = {
   retrieve: (_method, params, ctx, fed) => federatedRetrieve(params, ctx, fed),

@@ -40,12 +40,15 @@ export function createHttpApp<E extends Env = Env>(service: RcpService, options:
   const base = options.basePath.replace(/\/+$/, '') || '';
   const io = options.io ?? webRequestIo<E>();
   if (options.corsOrigins.length > 0) {
-    app.use(`${base}/*`, cors({
-      origin: options.corsOrigins.includes('*') ? '*' : options.corsOrigins,
-      allowMethods: ['POST', 'OPTIONS'],
-      allowHeaders: CORS_HEADERS,
-      maxAge: 600,
-    }));
+    app.use(
+      `${base}/*`,
+      cors({
+        origin: options.corsOrigins.includes('*') ? '*' : options.corsOrigins,
+        allowMethods: ['POST', 'OPTIONS'],
+        allowHeaders: CORS_HEADERS,
+        maxAge: 600,
+      }),
+    );
   }
   options.extend?.(app);
 

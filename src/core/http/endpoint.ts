@@ -8,7 +8,16 @@ import { classify, invalidRequest, type ResponseMessage } from '../protocol/json
 import { SESSION_HEADER, cancelIdsOf, requestIdsOf, type HttpSessionRegistry } from '../session/http-sessions.js';
 import { Session, type SessionOptions } from '../session/session.js';
 import type { RcpService } from '../service/contract.js';
-import { atCapacity, compactOf, issueSessionToken, jsonReply, methodFromPath, payloadTooLarge, readEnvelope, type Envelope } from './envelope.js';
+import {
+  atCapacity,
+  compactOf,
+  issueSessionToken,
+  jsonReply,
+  methodFromPath,
+  payloadTooLarge,
+  readEnvelope,
+  type Envelope,
+} from './envelope.js';
 import type { RequestIo } from './request-io.js';
 import { sseReply } from './sse.js';
 
@@ -92,11 +101,13 @@ export class RpcEndpoint<E extends Env> {
 
   /** §5.2: SSE only when asked for and `streaming` is advertised; a notification has no answer to stream. */
   private wantsSse(value: unknown, headers: Record<string, string>): boolean {
-    return this.options.streaming
-      && !Array.isArray(value)
-      && classify(value).kind !== 'notification'
-      && (headers.accept ?? '').includes('text/event-stream')
-      && 'streaming' in this.service.describe().capabilities;
+    return (
+      this.options.streaming &&
+      !Array.isArray(value) &&
+      classify(value).kind !== 'notification' &&
+      (headers.accept ?? '').includes('text/event-stream') &&
+      'streaming' in this.service.describe().capabilities
+    );
   }
 
   private async jsonAnswer(
@@ -108,7 +119,8 @@ export class RpcEndpoint<E extends Env> {
   ): Promise<Response> {
     let reply: Reply;
     try {
-      reply = Array.isArray(value) && value.length === 0 && mismatched.length > 0 ? null : decorate(await session.handle({ value, headers }));
+      reply =
+        Array.isArray(value) && value.length === 0 && mismatched.length > 0 ? null : decorate(await session.handle({ value, headers }));
     } finally {
       finished();
     }

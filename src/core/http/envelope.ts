@@ -62,24 +62,35 @@ export function compactOf(reply: ResponseMessage): Record<string, unknown> {
 
 /** §12 -32013 PayloadTooLarge; the JSON-RPC layer never saw the body, so 413 (§5.2 transport fault). */
 export function payloadTooLarge(maxBytes: number): Response {
-  return new Response(JSON.stringify(errorResponse(null, {
-    code: ErrorCode.PayloadTooLarge,
-    message: 'payload too large',
-    data: { detail: `request body exceeds ${maxBytes} bytes` },
-  })), {
-    status: 413,
-    // The rest of the body is not read: the connection cannot be reused.
-    headers: { ...JSON_HEADERS, connection: 'close' },
-  });
+  return new Response(
+    JSON.stringify(
+      errorResponse(null, {
+        code: ErrorCode.PayloadTooLarge,
+        message: 'payload too large',
+        data: { detail: `request body exceeds ${maxBytes} bytes` },
+      }),
+    ),
+    {
+      status: 413,
+      // The rest of the body is not read: the connection cannot be reused.
+      headers: { ...JSON_HEADERS, connection: 'close' },
+    },
+  );
 }
 
 /** The gateway is saturated: 429 with Retry-After, before the body is read (never seen by JSON-RPC). */
 export function atCapacity(retryAfterMs: number): Response {
   const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
-  return new Response(JSON.stringify(errorResponse(null, {
-    code: ErrorCode.RateLimited, message: 'gateway is at capacity',
-    data: { retryable: true, retryAfterMs },
-  })), { status: 429, headers: { ...JSON_HEADERS, 'retry-after': String(seconds) } });
+  return new Response(
+    JSON.stringify(
+      errorResponse(null, {
+        code: ErrorCode.RateLimited,
+        message: 'gateway is at capacity',
+        data: { retryable: true, retryAfterMs },
+      }),
+    ),
+    { status: 429, headers: { ...JSON_HEADERS, 'retry-after': String(seconds) } },
+  );
 }
 
 /** `<base>/index/add` → `index/add`; the base path itself → undefined (method from the body). */

@@ -40,13 +40,20 @@ export interface OpsRoutes {
 }
 
 /** The answer to one ops path, transport-neutral (used by the Hono app and the metrics port). */
-export async function opsAnswer(path: string, routes: OpsRoutes): Promise<{ status: number; contentType: string; body: string } | undefined> {
+export async function opsAnswer(
+  path: string,
+  routes: OpsRoutes,
+): Promise<{ status: number; contentType: string; body: string } | undefined> {
   switch (path) {
     case '/healthz':
       return { status: 200, contentType: 'application/json', body: '{"status":"ok"}' };
     case '/readyz': {
       const state = routes.readiness();
-      return { status: state.ready ? 200 : 503, contentType: 'application/json', body: JSON.stringify({ status: state.ready ? 'ready' : 'not ready', ...state }) };
+      return {
+        status: state.ready ? 200 : 503,
+        contentType: 'application/json',
+        body: JSON.stringify({ status: state.ready ? 'ready' : 'not ready', ...state }),
+      };
     }
     case '/metrics':
       if (!routes.metrics) return undefined;
@@ -62,7 +69,10 @@ export function mountOpsRoutes<E extends Env>(app: Hono<E>, routes: OpsRoutes): 
   for (const path of paths) {
     app.get(path, async () => {
       const answer = (await opsAnswer(path, routes))!;
-      return new Response(answer.body, { status: answer.status, headers: { 'content-type': answer.contentType, 'cache-control': 'no-store' } });
+      return new Response(answer.body, {
+        status: answer.status,
+        headers: { 'content-type': answer.contentType, 'cache-control': 'no-store' },
+      });
     });
   }
 }

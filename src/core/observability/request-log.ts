@@ -47,7 +47,11 @@ export function degradedOf(result: JsonObject | undefined): DegradedLeg[] {
   const out: DegradedLeg[] = [];
   for (const entry of meta.degraded) {
     if (!isJsonObject(entry) || typeof entry.engine !== 'string') continue;
-    out.push({ engine: entry.engine, reason: typeof entry.reason === 'string' ? entry.reason : 'unknown', ...(typeof entry.code === 'number' ? { code: entry.code } : {}) });
+    out.push({
+      engine: entry.engine,
+      reason: typeof entry.reason === 'string' ? entry.reason : 'unknown',
+      ...(typeof entry.code === 'number' ? { code: entry.code } : {}),
+    });
   }
   return out;
 }

@@ -34,7 +34,10 @@ export class EngineSet<E extends ManagedEngine> {
   private readonly retiring = new Set<E>();
   private reloadChain: Promise<unknown> = Promise.resolve();
 
-  constructor(config: GatewayConfig, private readonly create: EngineFactory<E>) {
+  constructor(
+    config: GatewayConfig,
+    private readonly create: EngineFactory<E>,
+  ) {
     this.current = config;
     this.list = config.engines.map((engine) => create(engine, config.gateway));
   }
@@ -98,10 +101,14 @@ export class EngineSet<E extends ManagedEngine> {
     this.current = config;
     this.swaps++;
     for (const engine of plan.retire) this.retiring.add(engine);
-    void this.generations.advance().then(() => Promise.all(plan.retire.map(async (engine) => {
-      await engine.stop();
-      this.retiring.delete(engine);
-    })));
+    void this.generations.advance().then(() =>
+      Promise.all(
+        plan.retire.map(async (engine) => {
+          await engine.stop();
+          this.retiring.delete(engine);
+        }),
+      ),
+    );
     return { ...plan.summary, ignoredSettings: ignored };
   }
 }

@@ -54,7 +54,13 @@ function connectionSettings(engine: EngineConfig, settings: GatewaySettings): un
 
 /** Routing policy: may change without touching connections. */
 function policy(engine: EngineConfig): unknown {
-  return canonical({ weight: engine.weight, required: engine.required, priority: engine.priority, expose: engine.expose, writer: engine.writer });
+  return canonical({
+    weight: engine.weight,
+    required: engine.required,
+    priority: engine.priority,
+    expose: engine.expose,
+    writer: engine.writer,
+  });
 }
 
 export function planReload<E extends PlannedEngine>(
@@ -75,8 +81,8 @@ export function planReload<E extends PlannedEngine>(
       slots.push({ create: config });
       continue;
     }
-    const sameConnection = JSON.stringify(connectionSettings(existing.config, currentSettings))
-      === JSON.stringify(connectionSettings(config, next.gateway));
+    const sameConnection =
+      JSON.stringify(connectionSettings(existing.config, currentSettings)) === JSON.stringify(connectionSettings(config, next.gateway));
     if (!sameConnection) {
       summary.replaced.push(config.id);
       slots.push({ create: config });
@@ -98,8 +104,20 @@ export function planReload<E extends PlannedEngine>(
 
 /** Settings that the running listener fixed at startup: a reload cannot change them. */
 const RESTART_ONLY_SETTINGS = [
-  'host', 'port', 'basePath', 'maxBodyBytes', 'maxInFlight', 'sseHeartbeatMs', 'corsOrigins', 'metrics',
-  'httpSessions', 'httpSessionTtlMs', 'maxHttpSessions', 'cursorSecret', 'watchConfig', 'drainTimeoutMs',
+  'host',
+  'port',
+  'basePath',
+  'maxBodyBytes',
+  'maxInFlight',
+  'sseHeartbeatMs',
+  'corsOrigins',
+  'metrics',
+  'httpSessions',
+  'httpSessionTtlMs',
+  'maxHttpSessions',
+  'cursorSecret',
+  'watchConfig',
+  'drainTimeoutMs',
 ] as const;
 
 /**

@@ -62,12 +62,7 @@ const DEFAULT_MESSAGES: Record<number, string> = {
 };
 
 /** §12.2: codes an identical retry might fix. */
-const RETRYABLE = new Set<number>([
-  ErrorCode.RateLimited,
-  ErrorCode.BackendUnavailable,
-  ErrorCode.InternalError,
-  ErrorCode.Timeout,
-]);
+const RETRYABLE = new Set<number>([ErrorCode.RateLimited, ErrorCode.BackendUnavailable, ErrorCode.InternalError, ErrorCode.Timeout]);
 
 export function isRetryableCode(code: number): boolean {
   return RETRYABLE.has(code);

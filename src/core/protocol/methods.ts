@@ -54,6 +54,15 @@ export function methodGate(method: string): { defined: true; capability: string 
 
 /** Read-only methods: safe to retry and to fail over (§12.2, §13.1). */
 export const READ_METHODS = new Set([
-  'retrieve', 'embed', 'embed/sparse', 'embed/multi', 'rerank', 'query/transform', 'graph',
-  'catalog/list', 'memory/recall', 'info', 'ping',
+  'retrieve',
+  'embed',
+  'embed/sparse',
+  'embed/multi',
+  'rerank',
+  'query/transform',
+  'graph',
+  'catalog/list',
+  'memory/recall',
+  'info',
+  'ping',
 ]);

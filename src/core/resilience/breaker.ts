@@ -44,7 +44,8 @@ export type CallOutcome = 'success' | 'failure' | 'neutral';
 /** Classify a failed call for the breaker (see the header comment). */
 export function outcomeOf(err: unknown): CallOutcome {
   if (!(err instanceof UpstreamError)) return 'failure';
-  if (err.reason === 'aborted' || err.reason === 'circuit-open' || err.reason === 'queue-full' || err.reason === 'not-ready') return 'neutral';
+  if (err.reason === 'aborted' || err.reason === 'circuit-open' || err.reason === 'queue-full' || err.reason === 'not-ready')
+    return 'neutral';
   if (err.isEngineFault) return 'failure';
   // The engine answered with a non-fault error: alive. A -32006 it was never asked for is odd, not evidence.
   return err.reason === 'remote-error' && err.remote?.code === ErrorCode.Cancelled ? 'neutral' : 'success';
@@ -199,9 +200,10 @@ export class EngineBreaker {
  * inside the limiter: a call waiting for a slot is not yet a trial of a half-open breaker.
  */
 export function breakerLayer(breaker: EngineBreaker): Layer {
-  return (next) => (call) => breaker.fire(async () => {
-    const result = await next(call);
-    call.validate?.(result);
-    return result;
-  });
+  return (next) => (call) =>
+    breaker.fire(async () => {
+      const result = await next(call);
+      call.validate?.(result);
+      return result;
+    });
 }

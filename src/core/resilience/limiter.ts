@@ -57,8 +57,10 @@ export class Limiter {
         reject(err);
       };
       const onAbort = (): void => giveUp(new UpstreamError('aborted', 'aborted while queued'));
-      const timer = setTimeout(() => giveUp(new UpstreamError('timeout', 'no free slot before the call\'s budget ran out (queued)')),
-        Math.max(0, (expiresAt ?? call.deadlineAt) - performance.now()));
+      const timer = setTimeout(
+        () => giveUp(new UpstreamError('timeout', "no free slot before the call's budget ran out (queued)")),
+        Math.max(0, (expiresAt ?? call.deadlineAt) - performance.now()),
+      );
       const cleanup = (): void => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);

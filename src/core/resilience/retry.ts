@@ -102,8 +102,7 @@ export class RetryBudget {
 
 /** What the retry layer decided about a failed first attempt (for `usage.notes` and metrics). */
 export type RetryDecision =
-  | { kind: 'retry'; waitMs: number; error: UpstreamError }
-  | { kind: 'skipped'; why: 'budget' | 'deadline'; error: UpstreamError };
+  { kind: 'retry'; waitMs: number; error: UpstreamError } | { kind: 'skipped'; why: 'budget' | 'deadline'; error: UpstreamError };
 
 export interface RetryGuard {
   method: string;
@@ -150,9 +149,10 @@ export async function withRetry<T>(attempt: () => Promise<T>, guard: RetryGuard)
     return await attempt();
   } catch (err) {
     if (!guard.budget || guard.signal?.aborted || !isRetryable(err, guard.method, guard.idempotent)) throw err;
-    const waitMs = err.retryAfterMs !== undefined && Number.isFinite(err.retryAfterMs)
-      ? Math.max(0, Math.round(err.retryAfterMs))
-      : Math.round(guard.backoffMs * (0.5 + Math.random()));
+    const waitMs =
+      err.retryAfterMs !== undefined && Number.isFinite(err.retryAfterMs)
+        ? Math.max(0, Math.round(err.retryAfterMs))
+        : Math.round(guard.backoffMs * (0.5 + Math.random()));
     const left = guard.deadlineAt - performance.now() - guard.reserveMs;
     if (waitMs + MIN_ATTEMPT_MS > left) {
       guard.onDecision?.({ kind: 'skipped', why: 'deadline', error: err });

@@ -55,7 +55,5 @@ export type AbortReason = 'cancel' | 'disconnect' | 'deadline' | 'shutdown';
 
 export function abortReasonOf(signal: AbortSignal): AbortReason | undefined {
   const reason: unknown = signal.reason;
-  return reason === 'cancel' || reason === 'disconnect' || reason === 'deadline' || reason === 'shutdown'
-    ? reason
-    : undefined;
+  return reason === 'cancel' || reason === 'disconnect' || reason === 'deadline' || reason === 'shutdown' ? reason : undefined;
 }

@@ -16,7 +16,11 @@ interface Answered {
   readonly answered: boolean;
 }
 
-export function progressFrames(meta: RequestMeta, sink: FrameSink | undefined, request: Answered): ((update: ProgressUpdate) => void) | undefined {
+export function progressFrames(
+  meta: RequestMeta,
+  sink: FrameSink | undefined,
+  request: Answered,
+): ((update: ProgressUpdate) => void) | undefined {
   const token = meta.progressToken;
   if (token === undefined || !sink) return undefined;
   return (update) => {
@@ -31,7 +35,12 @@ export interface LogPreference {
   level: LogLevel;
 }
 
-export function logFrames(meta: RequestMeta, sink: FrameSink | undefined, request: Answered, preference: LogPreference): ((entry: LogEntry) => void) | undefined {
+export function logFrames(
+  meta: RequestMeta,
+  sink: FrameSink | undefined,
+  request: Answered,
+  preference: LogPreference,
+): ((entry: LogEntry) => void) | undefined {
   if (!sink || !(preference.clientWantsLogs || meta.logLevel !== undefined)) return undefined;
   const minLevel = LOG_RANK[meta.logLevel ?? preference.level];
   const token = meta.progressToken;

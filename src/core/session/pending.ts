@@ -18,13 +18,22 @@ export class PendingRequest {
    * At the deadline the work is aborted; `graceMs` later, should the service not have answered by
    * then itself, the request is answered -32014 (a safety net). `onSettled` runs once, first.
    */
-  constructor(id: RequestId, deadlineMs: number, graceMs: number, private readonly onSettled: () => void) {
+  constructor(
+    id: RequestId,
+    deadlineMs: number,
+    graceMs: number,
+    private readonly onSettled: () => void,
+  ) {
     this.answer = new Promise<ResponseMessage>((resolve) => {
       this.resolveAnswer = resolve;
     });
     this.timer = setTimeout(() => {
       this.controller.abort('deadline');
-      setTimeout(() => this.settle(errorResponse(id, { code: ErrorCode.Timeout, message: 'deadline exceeded', data: { retryable: true, deadlineMs } })), graceMs).unref?.();
+      setTimeout(
+        () =>
+          this.settle(errorResponse(id, { code: ErrorCode.Timeout, message: 'deadline exceeded', data: { retryable: true, deadlineMs } })),
+        graceMs,
+      ).unref?.();
     }, deadlineMs);
     this.timer.unref?.();
   }

@@ -6,11 +6,25 @@
 import { PROTOCOL_VERSION, type InitializeResult } from '../protocol/capabilities.js';
 import { ErrorCode, RcpError, toWireError } from '../protocol/errors.js';
 import {
-  classify, errorResponse, invalidRequest, successResponse,
-  type JsonObject, type NotificationMessage, type RequestId, type RequestMessage, type ResponseMessage,
+  classify,
+  errorResponse,
+  invalidRequest,
+  successResponse,
+  type JsonObject,
+  type NotificationMessage,
+  type RequestId,
+  type RequestMessage,
+  type ResponseMessage,
 } from '../protocol/jsonrpc.js';
 import { UNGATED_ANYTIME, methodGate } from '../protocol/methods.js';
-import { CancelParamsSchema, InitializeParamsSchema, PingParamsSchema, parseParams, parseRequestMeta, type RequestMeta } from '../protocol/params.js';
+import {
+  CancelParamsSchema,
+  InitializeParamsSchema,
+  PingParamsSchema,
+  parseParams,
+  parseRequestMeta,
+  type RequestMeta,
+} from '../protocol/params.js';
 import { shedError, type Admission, type InFlightRegistry } from './admission.js';
 import { logFrames, progressFrames, type FrameSink } from './client-frames.js';
 import { PendingRequest } from './pending.js';
@@ -144,7 +158,12 @@ export class Session {
     const started = performance.now();
     if (this.shuttingDown) {
       // §13.1: never begin processing a request received after the shutdown response.
-      return this.finish(method, started, undefined, errorResponse(id, { code: ErrorCode.BackendUnavailable, message: 'server is shutting down' }));
+      return this.finish(
+        method,
+        started,
+        undefined,
+        errorResponse(id, { code: ErrorCode.BackendUnavailable, message: 'server is shutting down' }),
+      );
     }
     try {
       const lifecycle = this.lifecycle(request);
@@ -236,11 +255,16 @@ export class Session {
     this.options.registry?.add(this);
 
     const ctx: CallContext = {
-      method, requestId: id, signal: pending.controller.signal,
-      deadlineAt: started + deadlineMs, deadlineMs,
+      method,
+      requestId: id,
+      signal: pending.controller.signal,
+      deadlineAt: started + deadlineMs,
+      deadlineMs,
       progress: progressFrames(meta, sink, pending),
       log: logFrames(meta, sink, pending, { clientWantsLogs: this.clientWantsLogs, level: this.clientLogLevel }),
-      meta, transport: this.options.transport, headers,
+      meta,
+      transport: this.options.transport,
+      headers,
     };
     this.service.call(method, params, ctx).then(
       (result) => pending.settle(successResponse(id, result)),
@@ -249,7 +273,13 @@ export class Session {
     return pending.answer.then((response) => this.finish(method, started, abortReasonOf(pending.controller.signal), response, ctx));
   }
 
-  private finish(method: string, started: number, abortReason: AbortReason | undefined, response: ResponseMessage, ctx?: CallContext): ResponseMessage {
+  private finish(
+    method: string,
+    started: number,
+    abortReason: AbortReason | undefined,
+    response: ResponseMessage,
+    ctx?: CallContext,
+  ): ResponseMessage {
     if (this.options.onFinished) {
       this.options.onFinished({
         method,

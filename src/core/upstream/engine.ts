@@ -50,7 +50,11 @@ export class Engine {
   private readonly logger: Logger;
   private readonly hooks: EngineHooks;
 
-  constructor(readonly config: EngineConfig, settings: GatewaySettings, options: EngineOptions) {
+  constructor(
+    readonly config: EngineConfig,
+    settings: GatewaySettings,
+    options: EngineOptions,
+  ) {
     this.id = config.id;
     this.weight = config.weight;
     this.required = config.required;
@@ -63,7 +67,11 @@ export class Engine {
     const concurrency = config.maxConcurrent ?? settings.maxConcurrentPerEngine;
     this.limiter = new Limiter(concurrency, this.maxQueue, () => this.hooks.onShed?.(this.id));
     this.breaker = this.createBreaker({ ...defaultBreaker(settings), ...stripUndefined(config.breaker ?? {}) });
-    this.transport = options.transports(config, { connections: concurrency, maxResponseBytes: this.maxResponseBytes }, this.transportEvents());
+    this.transport = options.transports(
+      config,
+      { connections: concurrency, maxResponseBytes: this.maxResponseBytes },
+      this.transportEvents(),
+    );
     this.supervisor = new Supervisor(this.transport, {
       clientName: settings.name,
       clientVersion: options.version,
@@ -78,7 +86,12 @@ export class Engine {
     const { supervisor, breaker } = this;
     this.pipeline = composePipeline({
       timeoutMs: this.timeoutMs,
-      admission: { notReady: () => supervisor.notReady(), get breakerAdmits() { return breaker.admits; } },
+      admission: {
+        notReady: () => supervisor.notReady(),
+        get breakerAdmits() {
+          return breaker.admits;
+        },
+      },
       limiter: this.limiter,
       breaker,
       send: sendVia({ transport: this.transport, has: (capability) => this.has(capability), maxResponseBytes: this.maxResponseBytes }),
@@ -178,7 +191,11 @@ export class Engine {
       // Engine logs tied to no call (§17.1) land in the gateway's own log unless a hook takes them.
       onLog: (frame) => {
         if (this.hooks.onLog) this.hooks.onLog(this.id, frame);
-        else this.logger.debug({ engineLevel: String(frame.level ?? 'info'), engineMessage: String(frame.message ?? '').slice(0, 500) }, 'engine log');
+        else
+          this.logger.debug(
+            { engineLevel: String(frame.level ?? 'info'), engineMessage: String(frame.message ?? '').slice(0, 500) },
+            'engine log',
+          );
       },
       onExit: (code, signal) => this.supervisor.processExited(code, signal),
     };

@@ -25,16 +25,22 @@ export interface Handshake {
 }
 
 export async function handshake(transport: UpstreamTransport, options: HandshakeOptions): Promise<Handshake> {
-  const result = await transport.call('initialize', {
-    protocolVersion: PROTOCOL_VERSION,
-    client: options.clientVersion === undefined ? { name: options.clientName } : { name: options.clientName, version: options.clientVersion },
-    capabilities: { streaming: {}, log: {} },
-  }, { timeoutMs: options.timeoutMs, maxResponseBytes: options.maxResponseBytes });
+  const result = await transport.call(
+    'initialize',
+    {
+      protocolVersion: PROTOCOL_VERSION,
+      client:
+        options.clientVersion === undefined ? { name: options.clientName } : { name: options.clientName, version: options.clientVersion },
+      capabilities: { streaming: {}, log: {} },
+    },
+    { timeoutMs: options.timeoutMs, maxResponseBytes: options.maxResponseBytes },
+  );
   const version = result.protocolVersion;
   if (typeof version !== 'number' || version < 1) throw new UpstreamError('malformed', 'initialize returned no usable protocolVersion');
-  const server = isJsonObject(result.server) && typeof result.server.name === 'string'
-    ? { name: result.server.name, ...(typeof result.server.version === 'string' ? { version: result.server.version } : {}) }
-    : { name: options.engineId };
+  const server =
+    isJsonObject(result.server) && typeof result.server.name === 'string'
+      ? { name: result.server.name, ...(typeof result.server.version === 'string' ? { version: result.server.version } : {}) }
+      : { name: options.engineId };
   const capabilities: Capabilities = {};
   if (isJsonObject(result.capabilities)) {
     for (const [key, value] of Object.entries(result.capabilities)) {

@@ -29,7 +29,8 @@ export function statusFailure(status: number, retryAfter: unknown, text: string,
   if (status === 429) {
     return new UpstreamError('remote-error', 'rate limited (HTTP 429)', { code: -32011, message: 'rate limited' }, retryAfterMs);
   }
-  if (status === 413) return new UpstreamError('remote-error', 'payload too large (HTTP 413)', { code: -32013, message: 'payload too large' });
+  if (status === 413)
+    return new UpstreamError('remote-error', 'payload too large (HTTP 413)', { code: -32013, message: 'payload too large' });
   return new UpstreamError('transport', `HTTP ${status}`, undefined, retryAfterMs);
 }
 

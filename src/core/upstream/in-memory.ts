@@ -74,16 +74,19 @@ export class InMemoryTransport implements UpstreamTransport {
       const sink = (frame: NotificationMessage): void => {
         if (!settled) deliverNotification(overTheWire(frame) as NotificationMessage, token, options);
       };
-      this.session.handle({ value: request, sink }).then((answer) => {
-        if (!finish()) return;
-        try {
-          resolve(settleAnswer(answer, id, options.maxResponseBytes));
-        } catch (err) {
-          reject(err instanceof UpstreamError ? err : new UpstreamError('malformed', (err as Error).message));
-        }
-      }, (err: unknown) => {
-        if (finish()) reject(new UpstreamError('transport', `engine session failed: ${(err as Error).message}`));
-      });
+      this.session.handle({ value: request, sink }).then(
+        (answer) => {
+          if (!finish()) return;
+          try {
+            resolve(settleAnswer(answer, id, options.maxResponseBytes));
+          } catch (err) {
+            reject(err instanceof UpstreamError ? err : new UpstreamError('malformed', (err as Error).message));
+          }
+        },
+        (err: unknown) => {
+          if (finish()) reject(new UpstreamError('transport', `engine session failed: ${(err as Error).message}`));
+        },
+      );
     });
   }
 

@@ -36,11 +36,8 @@ export interface PipelineParts {
 }
 
 export function composePipeline(parts: PipelineParts): Call {
-  return compose([
-    retryLayer,
-    deadlineLayer(parts.timeoutMs),
-    failFastLayer(parts.admission),
-    parts.limiter.layer,
-    breakerLayer(parts.breaker),
-  ], parts.send);
+  return compose(
+    [retryLayer, deadlineLayer(parts.timeoutMs), failFastLayer(parts.admission), parts.limiter.layer, breakerLayer(parts.breaker)],
+    parts.send,
+  );
 }

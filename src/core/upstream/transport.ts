@@ -60,4 +60,8 @@ export interface TransportEvents {
 }
 
 /** Builds the transport for one engine entry; chosen at the composition root per runtime. */
-export type TransportFactory = (config: EngineConfig, limits: { connections: number; maxResponseBytes: number }, events: TransportEvents) => UpstreamTransport;
+export type TransportFactory = (
+  config: EngineConfig,
+  limits: { connections: number; maxResponseBytes: number },
+  events: TransportEvents,
+) => UpstreamTransport;

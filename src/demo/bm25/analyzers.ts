@@ -13,7 +13,10 @@
 
 /** Lower-cases and splits on anything that is not a Unicode letter or digit. */
 export function tokenize(text: string): string[] {
-  return text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((t) => t.length > 0);
+  return text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((t) => t.length > 0);
 }
 
 /**
@@ -68,8 +71,7 @@ function measure(stem: string): number {
 }
 
 const hasVowel = (stem: string): boolean => [...stem].some((_, i) => !isConsonant(stem, i));
-const endsDoubleConsonant = (w: string): boolean =>
-  w.length >= 2 && w[w.length - 1] === w[w.length - 2] && isConsonant(w, w.length - 1);
+const endsDoubleConsonant = (w: string): boolean => w.length >= 2 && w[w.length - 1] === w[w.length - 2] && isConsonant(w, w.length - 1);
 /** *o: stem ends consonant-vowel-consonant, the last not w, x or y (hop, not hoy). */
 const endsCvc = (w: string): boolean => {
   const n = w.length;

@@ -134,17 +134,13 @@ export const loadCranfieldDocs: (dataDir?: string) => readonly CranDoc[] = cache
 /** The 225 Cranfield queries, in file order. Frozen and cached. */
 export const loadCranfieldQueries: (dataDir?: string) => readonly CranQuery[] = cached((dir) =>
   Object.freeze(
-    parseWith(queriesSchema, dir, 'cran_queries.json').map((q) =>
-      Object.freeze({ id: q['query number'], text: q.query.trim() }),
-    ),
+    parseWith(queriesSchema, dir, 'cran_queries.json').map((q) => Object.freeze({ id: q['query number'], text: q.query.trim() })),
   ),
 );
 
 /** The 1,837 graded judgements, in file order. Frozen and cached. */
 export const loadCranfieldQrels: (dataDir?: string) => readonly CranQrel[] = cached((dir) =>
   Object.freeze(
-    parseWith(qrelsSchema, dir, 'cran_qrels.json').map((r) =>
-      Object.freeze({ queryId: r.query_num, docId: r.id, position: r.position }),
-    ),
+    parseWith(qrelsSchema, dir, 'cran_qrels.json').map((r) => Object.freeze({ queryId: r.query_num, docId: r.id, position: r.position })),
   ),
 );

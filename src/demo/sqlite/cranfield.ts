@@ -10,7 +10,10 @@ import { buildFtsIndex, type IndexDocument } from '../../adapters/sqlite/index-b
 
 export function cranfieldIndexDocuments(dataDir?: string): IndexDocument[] {
   return loadCranfieldDocs(dataDir).map((doc) => ({
-    id: doc.id, title: doc.title, text: doc.body, meta: { author: doc.author, bibliography: doc.bibliography },
+    id: doc.id,
+    title: doc.title,
+    text: doc.body,
+    meta: { author: doc.author, bibliography: doc.bibliography },
   }));
 }
 

@@ -44,7 +44,10 @@ export class CatalogWatchService implements RcpService {
     // describe() is on every request's path: the extended set is rebuilt only when the gateway's changes.
     if (this.described?.inner !== inner) {
       const vendor = inner.capabilities[VENDOR_KEY] ?? {};
-      this.described = { inner, outer: { ...inner, capabilities: { ...inner.capabilities, [VENDOR_KEY]: { ...vendor, catalogWatch: {} } } } };
+      this.described = {
+        inner,
+        outer: { ...inner, capabilities: { ...inner.capabilities, [VENDOR_KEY]: { ...vendor, catalogWatch: {} } } },
+      };
     }
     return this.described.outer;
   }
@@ -62,16 +65,29 @@ export class CatalogWatchService implements RcpService {
   private serveWatch(ctx: CallContext): Promise<JsonObject> {
     const progress = ctx.progress;
     if (!progress) {
-      return Promise.reject(RcpError.invalidParams('_meta.progressToken', 'the watch sends its events as progress frames (§9): pass a progressToken (and over HTTP accept text/event-stream)'));
+      return Promise.reject(
+        RcpError.invalidParams(
+          '_meta.progressToken',
+          'the watch sends its events as progress frames (§9): pass a progressToken (and over HTTP accept text/event-stream)',
+        ),
+      );
     }
     if (this.closed) return Promise.reject(new RcpError(ErrorCode.BackendUnavailable, 'server is shutting down', { retryable: true }));
     let revision = 0;
     const initial = this.watch.current;
-    progress({ stage: 'catalog', message: `watching ${initial.engines.length} engine${initial.engines.length === 1 ? '' : 's'}`, partial: { revision, engines: states(initial) } });
+    progress({
+      stage: 'catalog',
+      message: `watching ${initial.engines.length} engine${initial.engines.length === 1 ? '' : 's'}`,
+      partial: { revision, engines: states(initial) },
+    });
     return new Promise<JsonObject>((resolve) => {
       const unsubscribe = this.watch.subscribe((events, snapshot) => {
         revision++;
-        progress({ stage: 'catalog', message: events.map(describeEvent).join('; '), partial: { revision, events: events.map((e) => ({ ...e })), engines: states(snapshot) } });
+        progress({
+          stage: 'catalog',
+          message: events.map(describeEvent).join('; '),
+          partial: { revision, events: events.map((e) => ({ ...e })), engines: states(snapshot) },
+        });
       });
       const onAbort = (): void => end(abortReasonOf(ctx.signal) ?? 'cancel');
       const end = (reason: string): void => {

@@ -6,7 +6,14 @@
  *    or removes engines, and each one is updated when its engine's state changes.
  * Reads are live `catalog/list` calls through the bridge.
  */
-import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, ResourceTemplate, type McpServer, type ServerContext } from '@modelcontextprotocol/server';
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  ResourceTemplate,
+  type McpServer,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import { isJsonObject, type JsonObject } from '../../core/protocol/jsonrpc.js';
 import { callRcp, type ToolEnv } from '../tools/call.js';
 
@@ -20,11 +27,16 @@ export function engineUri(id: string): string {
 const JSON_MIME = 'application/json';
 
 export function registerCatalogResources(server: McpServer, env: ToolEnv): void {
-  server.registerResource('catalog', CATALOG_URI, {
-    title: 'Engine catalog',
-    description: 'Every engine this gateway federates, with capabilities and live state (status, breaker). Subscribe to hear of changes.',
-    mimeType: JSON_MIME,
-  }, async (uri, ctx) => ({ contents: [{ uri: uri.href, mimeType: JSON_MIME, text: JSON.stringify(await readCatalog(env, ctx)) }] }));
+  server.registerResource(
+    'catalog',
+    CATALOG_URI,
+    {
+      title: 'Engine catalog',
+      description: 'Every engine this gateway federates, with capabilities and live state (status, breaker). Subscribe to hear of changes.',
+      mimeType: JSON_MIME,
+    },
+    async (uri, ctx) => ({ contents: [{ uri: uri.href, mimeType: JSON_MIME, text: JSON.stringify(await readCatalog(env, ctx)) }] }),
+  );
 
   const template = new ResourceTemplate(`${ENGINE_URI_PREFIX}{id}`, {
     list: () => ({
@@ -36,23 +48,32 @@ export function registerCatalogResources(server: McpServer, env: ToolEnv): void 
       })),
     }),
   });
-  server.registerResource('engine', template, {
-    title: 'Engine',
-    description: 'One federated engine: identity, capabilities and live state.',
-    mimeType: JSON_MIME,
-  }, async (uri, variables, ctx) => {
-    const id = decodeURIComponent(String(variables.id));
-    const catalog = await readCatalog(env, ctx);
-    const engines: unknown[] = Array.isArray(catalog.engines) ? catalog.engines : [];
-    const entry = engines.find((candidate) => isJsonObject(candidate) && candidate.id === id);
-    if (!entry) throw new ResourceNotFoundError(uri.href);
-    return { contents: [{ uri: uri.href, mimeType: JSON_MIME, text: JSON.stringify(entry) }] };
-  });
+  server.registerResource(
+    'engine',
+    template,
+    {
+      title: 'Engine',
+      description: 'One federated engine: identity, capabilities and live state.',
+      mimeType: JSON_MIME,
+    },
+    async (uri, variables, ctx) => {
+      const id = decodeURIComponent(String(variables.id));
+      const catalog = await readCatalog(env, ctx);
+      const engines: unknown[] = Array.isArray(catalog.engines) ? catalog.engines : [];
+      const entry = engines.find((candidate) => isJsonObject(candidate) && candidate.id === id);
+      if (!entry) throw new ResourceNotFoundError(uri.href);
+      return { contents: [{ uri: uri.href, mimeType: JSON_MIME, text: JSON.stringify(entry) }] };
+    },
+  );
 }
 
 async function readCatalog(env: ToolEnv, ctx: ServerContext): Promise<JsonObject> {
   const outcome = await callRcp(env, ctx, 'catalog/list', {});
   // Resource reads have no tool-error channel: an RCP failure is a protocol error for the host.
-  if (!outcome.ok) throw new ProtocolError(ProtocolErrorCode.InternalError, `catalog/list failed: RCP error ${outcome.error.code}: ${outcome.error.message}`);
+  if (!outcome.ok)
+    throw new ProtocolError(
+      ProtocolErrorCode.InternalError,
+      `catalog/list failed: RCP error ${outcome.error.code}: ${outcome.error.message}`,
+    );
   return outcome.result;
 }

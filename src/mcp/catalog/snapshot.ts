@@ -69,5 +69,9 @@ export function diffCatalog(before: CatalogSnapshot, after: CatalogSnapshot): Ca
 
 /** Key order does not matter to a capability set; values do. */
 function capabilitySignature(capabilities: Capabilities): string {
-  return JSON.stringify(Object.keys(capabilities).sort().map((key) => [key, capabilities[key]]));
+  return JSON.stringify(
+    Object.keys(capabilities)
+      .sort()
+      .map((key) => [key, capabilities[key]]),
+  );
 }

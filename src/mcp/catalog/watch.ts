@@ -49,9 +49,11 @@ export class CatalogWatch {
       this.again = true;
       return;
     }
-    this.refreshing = this.refresh().catch(this.onError).finally(() => {
-      this.refreshing = undefined;
-    });
+    this.refreshing = this.refresh()
+      .catch(this.onError)
+      .finally(() => {
+        this.refreshing = undefined;
+      });
   }
 
   /** Resolves once no re-read is running or queued. */

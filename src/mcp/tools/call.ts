@@ -21,12 +21,13 @@ export interface ToolEnv {
 
 export function callRcp(env: ToolEnv, ctx: ServerContext, method: string, params: JsonObject): Promise<RcpOutcome> {
   const token = ctx.mcpReq._meta?.progressToken;
-  const onProgress = token === undefined
-    ? undefined
-    : mcpProgressRelay((progress) => {
-        // Best effort, like RCP progress (§9: advisory); a closed stream must not fail the call.
-        ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, ...progress } }).catch(() => undefined);
-      });
+  const onProgress =
+    token === undefined
+      ? undefined
+      : mcpProgressRelay((progress) => {
+          // Best effort, like RCP progress (§9: advisory); a closed stream must not fail the call.
+          ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, ...progress } }).catch(() => undefined);
+        });
   return env.bridge.call({
     method,
     params,

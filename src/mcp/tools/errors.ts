@@ -41,7 +41,11 @@ export function toolErrorDetail(error: WireError): ToolErrorDetail {
 
 export function toolError(tool: string, error: WireError): CallToolResult {
   const detail = toolErrorDetail(error);
-  const where = error.data?.field ? ` (argument "${String(error.data.field)}")` : error.data?.option ? ` (option "${String(error.data.option)}")` : '';
+  const where = error.data?.field
+    ? ` (argument "${String(error.data.field)}")`
+    : error.data?.option
+      ? ` (option "${String(error.data.option)}")`
+      : '';
   const wait = typeof error.data?.retryAfterMs === 'number' ? ` Retry after ${error.data.retryAfterMs} ms.` : '';
   const advice = ADVICE[error.code] ?? (detail.retryable ? 'An identical retry might succeed.' : 'Do not retry unchanged.');
   const text = `${tool} failed: RCP error ${detail.code} ${detail.symbol}: ${detail.message}${where}. ${advice}${wait}`;

@@ -22,9 +22,19 @@ interface ToolSpec {
 }
 
 const TOOLS: readonly ToolSpec[] = [
-  { name: 'search', available: (env) => 'retrieve' in env.catalog.capabilities, register: registerSearch, inputSchema: (env) => advertised(searchInputSchema(env)) },
+  {
+    name: 'search',
+    available: (env) => 'retrieve' in env.catalog.capabilities,
+    register: registerSearch,
+    inputSchema: (env) => advertised(searchInputSchema(env)),
+  },
   { name: 'list_engines', available: () => true, register: registerListEngines },
-  { name: 'rerank', available: (env) => 'rerank' in env.catalog.capabilities, register: registerRerank, inputSchema: (env) => advertised(rerankInputSchema(env)) },
+  {
+    name: 'rerank',
+    available: (env) => 'rerank' in env.catalog.capabilities,
+    register: registerRerank,
+    inputSchema: (env) => advertised(rerankInputSchema(env)),
+  },
 ];
 
 export class ToolSet {

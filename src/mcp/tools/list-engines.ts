@@ -27,22 +27,27 @@ export const ListEnginesOutputSchema = z.object({ engines: z.array(EngineSchema)
 type EngineView = z.infer<typeof EngineSchema>;
 
 export function registerListEngines(server: McpServer, env: ToolEnv): RegisteredTool {
-  return server.registerTool('list_engines', {
-    title: 'List engines',
-    description: 'List the retrieval engines this gateway federates, with their live state (ready or down, breaker) '
-      + 'and what each offers. Use the ids to restrict search to some engines.',
-    outputSchema: ListEnginesOutputSchema,
-    annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
-  }, async (ctx): Promise<CallToolResult> => {
-    try {
-      const outcome = await callRcp(env, ctx, 'catalog/list', {});
-      if (!outcome.ok) return toolError('list_engines', outcome.error);
-      const engines = (Array.isArray(outcome.result.engines) ? outcome.result.engines : []).filter(isJsonObject).map(engineView);
-      return { content: [{ type: 'text', text: renderEngines(engines) }], structuredContent: { engines } };
-    } catch (err) {
-      return thrownToolError('list_engines', err);
-    }
-  });
+  return server.registerTool(
+    'list_engines',
+    {
+      title: 'List engines',
+      description:
+        'List the retrieval engines this gateway federates, with their live state (ready or down, breaker) ' +
+        'and what each offers. Use the ids to restrict search to some engines.',
+      outputSchema: ListEnginesOutputSchema,
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    async (ctx): Promise<CallToolResult> => {
+      try {
+        const outcome = await callRcp(env, ctx, 'catalog/list', {});
+        if (!outcome.ok) return toolError('list_engines', outcome.error);
+        const engines = (Array.isArray(outcome.result.engines) ? outcome.result.engines : []).filter(isJsonObject).map(engineView);
+        return { content: [{ type: 'text', text: renderEngines(engines) }], structuredContent: { engines } };
+      } catch (err) {
+        return thrownToolError('list_engines', err);
+      }
+    },
+  );
 }
 
 function engineView(entry: JsonObject): EngineView {
@@ -68,7 +73,9 @@ function renderEngines(engines: readonly EngineView[]): string {
   for (const engine of engines) {
     const who = engine.name && engine.name !== engine.id ? ` (${engine.name}${engine.version ? ` ${engine.version}` : ''})` : '';
     const error = engine.lastError ? `; last error: ${engine.lastError}` : '';
-    lines.push(`- ${engine.id}${who}: ${engine.status}, breaker ${engine.breaker}; offers ${engine.capabilities.join(', ') || 'nothing'}${error}`);
+    lines.push(
+      `- ${engine.id}${who}: ${engine.status}, breaker ${engine.breaker}; offers ${engine.capabilities.join(', ') || 'nothing'}${error}`,
+    );
   }
   return lines.join('\n');
 }

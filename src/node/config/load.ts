@@ -25,7 +25,10 @@ export function parseConfig(raw: unknown, options: { file?: string; baseDir: str
     const [program, ...args] = engine.command;
     // `node` means this very Node.js binary, so the bundled engines run on the gateway's runtime.
     const resolvedProgram = program === 'node' ? process.execPath : resolveRelative(program!, options.baseDir);
-    engine.command = [resolvedProgram, ...args.map((arg) => (arg.startsWith('./') || arg.startsWith('../') ? resolve(options.baseDir, arg) : arg))];
+    engine.command = [
+      resolvedProgram,
+      ...args.map((arg) => (arg.startsWith('./') || arg.startsWith('../') ? resolve(options.baseDir, arg) : arg)),
+    ];
     engine.cwd = engine.cwd ? resolve(options.baseDir, engine.cwd) : options.baseDir;
   }
   const adapterProblems = validateAdapterEngines(config.engines, options.baseDir);

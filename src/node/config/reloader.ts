@@ -95,12 +95,18 @@ export class ConfigReloader {
       metrics?.reload('ok');
       logger.info({ trigger, file, ...summary }, 'config reloaded');
       if (summary.ignoredSettings.length > 0) {
-        logger.warn({ settings: summary.ignoredSettings }, `config reload: ${summary.ignoredSettings.join(', ')} changed but take effect only after a restart`);
+        logger.warn(
+          { settings: summary.ignoredSettings },
+          `config reload: ${summary.ignoredSettings.join(', ')} changed but take effect only after a restart`,
+        );
       }
       this.options.onApplied?.(config);
       return true;
     } catch (err) {
-      logger.error({ trigger, file, err: (err as Error).message }, `config reload failed, previous config stays in force: ${(err as Error).message}`);
+      logger.error(
+        { trigger, file, err: (err as Error).message },
+        `config reload failed, previous config stays in force: ${(err as Error).message}`,
+      );
       metrics?.reload('failed');
       return false;
     }

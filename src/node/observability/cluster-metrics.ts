@@ -47,8 +47,12 @@ function toWorker(worker: Worker, message: Message): void {
 }
 
 function isMessage(value: unknown, type: string): value is Message {
-  return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === type
-    && typeof (value as { id?: unknown }).id === 'number';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { type?: unknown }).type === type &&
+    typeof (value as { id?: unknown }).id === 'number'
+  );
 }
 
 /** A promise that rejects with `what()` after `ms`, cleared when `settle` is called. */
@@ -125,7 +129,10 @@ export function serveClusterMetrics(listeningWorkers: () => Iterable<Worker>): v
       });
       if (workers.length === 0) resolve();
     });
-    const timer = deadline(CLUSTER_SCRAPE_TIMEOUT_MS, () => `${workers.length - registries.size} worker(s) did not report their metrics within ${CLUSTER_SCRAPE_TIMEOUT_MS} ms`);
+    const timer = deadline(
+      CLUSTER_SCRAPE_TIMEOUT_MS,
+      () => `${workers.length - registries.size} worker(s) did not report their metrics within ${CLUSTER_SCRAPE_TIMEOUT_MS} ms`,
+    );
     for (const worker of workers) toWorker(worker, { type: COLLECT, id });
     try {
       await Promise.race([all, timer.expired]);

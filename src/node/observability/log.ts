@@ -16,14 +16,28 @@ export interface LogOptions {
 }
 
 /** Header names are matched in both spellings a config or a transport may use. */
-const SECRET_HEADERS = ['authorization', 'Authorization', 'cookie', 'Cookie', '["proxy-authorization"]', '["Proxy-Authorization"]', '["x-api-key"]'];
+const SECRET_HEADERS = [
+  'authorization',
+  'Authorization',
+  'cookie',
+  'Cookie',
+  '["proxy-authorization"]',
+  '["Proxy-Authorization"]',
+  '["x-api-key"]',
+];
 
 const REDACT_PATHS = [
   ...SECRET_HEADERS.flatMap((h) => {
     const member = h.startsWith('[') ? h : `.${h}`;
     return [`headers${member}`, `*.headers${member}`, `engines[*].headers${member}`, `config.engines[*].headers${member}`];
   }),
-  'config.gateway.cursorSecret', 'gateway.cursorSecret', 'cursorSecret', 'env', '*.env', 'engines[*].env', 'config.engines[*].env',
+  'config.gateway.cursorSecret',
+  'gateway.cursorSecret',
+  'cursorSecret',
+  'env',
+  '*.env',
+  'engines[*].env',
+  'config.engines[*].env',
 ];
 
 function logFormat(explicit?: LogFormat): LogFormat {
@@ -41,10 +55,18 @@ export function createLogger(options: LogOptions): Logger {
   };
   if (logFormat(options.format) === 'pretty') {
     // pino-pretty runs in pino's transport worker; it still writes to stderr (fd 2).
-    return pino(base, pino.transport({
-      target: 'pino-pretty',
-      options: { destination: 2, colorize: Boolean(process.stderr.isTTY) && process.env.NO_COLOR === undefined, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,svc' },
-    }));
+    return pino(
+      base,
+      pino.transport({
+        target: 'pino-pretty',
+        options: {
+          destination: 2,
+          colorize: Boolean(process.stderr.isTTY) && process.env.NO_COLOR === undefined,
+          translateTime: 'SYS:HH:MM:ss.l',
+          ignore: 'pid,hostname,svc',
+        },
+      }),
+    );
   }
   return pino(base, pino.destination({ fd: 2, sync: false }));
 }

@@ -21,8 +21,21 @@ const KNOWN_CODES = new Set<number>([0, ...Object.values(ErrorCode)]);
 const BREAKER_VALUE: Record<string, number> = { closed: 0, 'half-open': 1, open: 2 };
 /** Reasons a leg can be dropped for (UpstreamFailure, abort reasons, engine-error); others → `other`. */
 const DEGRADED_REASONS = new Set([
-  'remote-error', 'engine-error', 'timeout', 'aborted', 'transport', 'crashed', 'malformed', 'too-large',
-  'circuit-open', 'queue-full', 'not-ready', 'deadline', 'cancel', 'disconnect', 'shutdown',
+  'remote-error',
+  'engine-error',
+  'timeout',
+  'aborted',
+  'transport',
+  'crashed',
+  'malformed',
+  'too-large',
+  'circuit-open',
+  'queue-full',
+  'not-ready',
+  'deadline',
+  'cancel',
+  'disconnect',
+  'shutdown',
 ]);
 
 /** Method label: the RCP roster as is; vendor extensions and anything else collapse. */
@@ -61,60 +74,90 @@ export class GatewayMetrics implements MetricsExposition {
   private streamsOpen = 0;
 
   private readonly requests = new Counter({
-    name: `${PREFIX}requests_total`, help: 'Requests answered, by method and outcome code (0 = success).',
-    labelNames: ['method', 'code'], registers: [this.registry],
+    name: `${PREFIX}requests_total`,
+    help: 'Requests answered, by method and outcome code (0 = success).',
+    labelNames: ['method', 'code'],
+    registers: [this.registry],
   });
   private readonly requestSeconds = new Histogram({
-    name: `${PREFIX}request_duration_seconds`, help: 'Time from a request arriving to its answer, by method.',
-    labelNames: ['method'], buckets: LATENCY_BUCKETS, registers: [this.registry],
+    name: `${PREFIX}request_duration_seconds`,
+    help: 'Time from a request arriving to its answer, by method.',
+    labelNames: ['method'],
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
   });
   private readonly engineCalls = new Counter({
-    name: `${PREFIX}engine_calls_total`, help: 'Upstream calls to an engine, by outcome code (0 = success).',
-    labelNames: ['engine', 'code'], registers: [this.registry],
+    name: `${PREFIX}engine_calls_total`,
+    help: 'Upstream calls to an engine, by outcome code (0 = success).',
+    labelNames: ['engine', 'code'],
+    registers: [this.registry],
   });
   private readonly engineSeconds = new Histogram({
-    name: `${PREFIX}engine_call_duration_seconds`, help: 'Latency of upstream calls to an engine (queueing included).',
-    labelNames: ['engine'], buckets: LATENCY_BUCKETS, registers: [this.registry],
+    name: `${PREFIX}engine_call_duration_seconds`,
+    help: 'Latency of upstream calls to an engine (queueing included).',
+    labelNames: ['engine'],
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
   });
   private readonly fanoutWidth = new Histogram({
-    name: `${PREFIX}fanout_width`, help: 'Engines asked per fanned-out request.',
-    labelNames: ['method'], buckets: WIDTH_BUCKETS, registers: [this.registry],
+    name: `${PREFIX}fanout_width`,
+    help: 'Engines asked per fanned-out request.',
+    labelNames: ['method'],
+    buckets: WIDTH_BUCKETS,
+    registers: [this.registry],
   });
   private readonly degradedLegs = new Counter({
-    name: `${PREFIX}degraded_total`, help: 'Engines dropped from successful answers (_meta.degraded), by engine and reason.',
-    labelNames: ['engine', 'reason'], registers: [this.registry],
+    name: `${PREFIX}degraded_total`,
+    help: 'Engines dropped from successful answers (_meta.degraded), by engine and reason.',
+    labelNames: ['engine', 'reason'],
+    registers: [this.registry],
   });
   private readonly degradedAnswers = new Counter({
-    name: `${PREFIX}degraded_answers_total`, help: 'Successful answers that carried a non-empty _meta.degraded, by method.',
-    labelNames: ['method'], registers: [this.registry],
+    name: `${PREFIX}degraded_answers_total`,
+    help: 'Successful answers that carried a non-empty _meta.degraded, by method.',
+    labelNames: ['method'],
+    registers: [this.registry],
   });
   private readonly breakerTransitions = new Counter({
-    name: `${PREFIX}breaker_transitions_total`, help: 'Circuit breaker state changes, by engine and target state.',
-    labelNames: ['engine', 'from', 'to'], registers: [this.registry],
+    name: `${PREFIX}breaker_transitions_total`,
+    help: 'Circuit breaker state changes, by engine and target state.',
+    labelNames: ['engine', 'from', 'to'],
+    registers: [this.registry],
   });
   private readonly sheds = new Counter({
-    name: `${PREFIX}engine_sheds_total`, help: 'Calls refused because the engine limiter queue was full.',
-    labelNames: ['engine'], registers: [this.registry],
+    name: `${PREFIX}engine_sheds_total`,
+    help: 'Calls refused because the engine limiter queue was full.',
+    labelNames: ['engine'],
+    registers: [this.registry],
   });
   private readonly retries = new Counter({
-    name: `${PREFIX}retries_total`, help: 'Retries of upstream calls sent.',
-    labelNames: ['engine'], registers: [this.registry],
+    name: `${PREFIX}retries_total`,
+    help: 'Retries of upstream calls sent.',
+    labelNames: ['engine'],
+    registers: [this.registry],
   });
   private readonly retryDenied = new Counter({
-    name: `${PREFIX}retry_budget_exhausted_total`, help: 'Retries wanted but refused by the retry budget.',
-    labelNames: ['engine'], registers: [this.registry],
+    name: `${PREFIX}retry_budget_exhausted_total`,
+    help: 'Retries wanted but refused by the retry budget.',
+    labelNames: ['engine'],
+    registers: [this.registry],
   });
   private readonly progressFrames = new Counter({
-    name: `${PREFIX}progress_frames_total`, help: 'notifications/progress frames relayed to clients.',
+    name: `${PREFIX}progress_frames_total`,
+    help: 'notifications/progress frames relayed to clients.',
     registers: [this.registry],
   });
   private readonly cancellations = new Counter({
-    name: `${PREFIX}cancellations_total`, help: 'Requests whose work was aborted, by trigger (cancel, disconnect, deadline, shutdown).',
-    labelNames: ['trigger'], registers: [this.registry],
+    name: `${PREFIX}cancellations_total`,
+    help: 'Requests whose work was aborted, by trigger (cancel, disconnect, deadline, shutdown).',
+    labelNames: ['trigger'],
+    registers: [this.registry],
   });
   private readonly reloads = new Counter({
-    name: `${PREFIX}config_reloads_total`, help: 'Config reload attempts, by result (ok, invalid, failed).',
-    labelNames: ['result'], registers: [this.registry],
+    name: `${PREFIX}config_reloads_total`,
+    help: 'Config reload attempts, by result (ok, invalid, failed).',
+    labelNames: ['result'],
+    registers: [this.registry],
   });
 
   private readonly requestChild = bound((method, code) => this.requests.labels(method!, code!));
@@ -135,7 +178,11 @@ export class GatewayMetrics implements MetricsExposition {
     // workers' values into one /metrics (cluster-metrics.ts): load adds up, state does not.
     const perEngine = (name: string, help: string, read: (engine: EngineView) => number, aggregator: Aggregator = 'sum'): void => {
       const gauge: Gauge<'engine'> = new Gauge({
-        name: `${PREFIX}${name}`, help, labelNames: ['engine'], registers: [this.registry], aggregator,
+        name: `${PREFIX}${name}`,
+        help,
+        labelNames: ['engine'],
+        registers: [this.registry],
+        aggregator,
         collect: () => {
           gauge.reset();
           for (const engine of this.enginesView()) gauge.labels(engine.id).set(read(engine));
@@ -146,7 +193,12 @@ export class GatewayMetrics implements MetricsExposition {
     scalar('sse_streams_open', 'Open SSE response streams.', () => this.streamsOpen);
     // Across workers: up only when up in every worker; the breaker state of the worst worker.
     perEngine('engine_up', 'Engine initialized and serving (1) or not (0).', (e) => (e.status === 'ready' ? 1 : 0), 'min');
-    perEngine('breaker_state', 'Circuit breaker state: 0 closed, 1 half-open, 2 open.', (e) => BREAKER_VALUE[e.breaker.currentState] ?? 2, 'max');
+    perEngine(
+      'breaker_state',
+      'Circuit breaker state: 0 closed, 1 half-open, 2 open.',
+      (e) => BREAKER_VALUE[e.breaker.currentState] ?? 2,
+      'max',
+    );
     perEngine('engine_queue_depth', 'Calls waiting in the engine limiter queue.', (e) => e.queueDepth);
     perEngine('engine_active_calls', 'Calls to the engine in progress (admitted by the limiter).', (e) => e.activeCalls);
   }

@@ -180,6 +180,10 @@ function stopWorkers(live: ReadonlySet<Worker>, signal: NodeJS.Signals, timeoutM
 }
 
 function isListening(message: unknown): message is { type: string; url: string } {
-  return typeof message === 'object' && message !== null
-    && (message as { type?: unknown }).type === LISTENING && typeof (message as { url?: unknown }).url === 'string';
+  return (
+    typeof message === 'object' &&
+    message !== null &&
+    (message as { type?: unknown }).type === LISTENING &&
+    typeof (message as { url?: unknown }).url === 'string'
+  );
 }

@@ -13,7 +13,10 @@ import { AdmissionGate, InFlightRegistry } from '../../core/session/admission.js
 import { nodeRequestIo, type NodeHttpEnv } from './node-request-io.js';
 
 /** Routes mounted beside the RCP endpoint that serve requests too (MCP): they share the in-flight cap and the shutdown registry. */
-export type BesideMount = (app: Parameters<NonNullable<HttpServerOptions<NodeHttpEnv>['extend']>>[0], session: Pick<SessionOptions, 'admit' | 'registry'>) => void;
+export type BesideMount = (
+  app: Parameters<NonNullable<HttpServerOptions<NodeHttpEnv>['extend']>>[0],
+  session: Pick<SessionOptions, 'admit' | 'registry'>,
+) => void;
 
 export interface RunningHttpServer {
   url: string;
@@ -39,7 +42,13 @@ export async function startHttpServer(
     sseHeartbeatMs: settings.sseHeartbeatMs,
     streaming: true,
     ...(settings.httpSessions
-      ? { httpSessions: { ttlMs: settings.httpSessionTtlMs, maxSessions: settings.maxHttpSessions, maxInFlightPerSession: settings.maxInFlight } }
+      ? {
+          httpSessions: {
+            ttlMs: settings.httpSessionTtlMs,
+            maxSessions: settings.maxHttpSessions,
+            maxInFlightPerSession: settings.maxInFlight,
+          },
+        }
       : {}),
     corsOrigins: settings.corsOrigins,
     admit: () => gate.tryEnter(),

@@ -19,16 +19,19 @@ export async function startOpsServer(host: string, port: number, routes: OpsRout
       res.writeHead(405, { allow: 'GET, HEAD' }).end();
       return;
     }
-    opsAnswer(path, routes).then((answer) => {
-      if (!answer) {
-        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
-        return;
-      }
-      res.writeHead(answer.status, { 'content-type': answer.contentType, 'cache-control': 'no-store' });
-      res.end(req.method === 'HEAD' ? undefined : answer.body);
-    }, (err: unknown) => {
-      res.writeHead(500, { 'content-type': 'text/plain' }).end(`${(err as Error).message}\n`);
-    });
+    opsAnswer(path, routes).then(
+      (answer) => {
+        if (!answer) {
+          res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+          return;
+        }
+        res.writeHead(answer.status, { 'content-type': answer.contentType, 'cache-control': 'no-store' });
+        res.end(req.method === 'HEAD' ? undefined : answer.body);
+      },
+      (err: unknown) => {
+        res.writeHead(500, { 'content-type': 'text/plain' }).end(`${(err as Error).message}\n`);
+      },
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -39,9 +42,10 @@ export async function startOpsServer(host: string, port: number, routes: OpsRout
   return {
     url: `http://${shownHost}:${address.port}`,
     port: address.port,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

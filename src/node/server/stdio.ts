@@ -29,7 +29,9 @@ export function serveStdio(service: RcpService, options: StdioServerOptions): Pr
   const { input, output } = options;
   const gate = options.maxInFlight !== undefined ? new AdmissionGate(options.maxInFlight) : undefined;
   const session = new Session(service, {
-    transport: 'stdio', stateless: false, ...options.session,
+    transport: 'stdio',
+    stateless: false,
+    ...options.session,
     ...(gate ? { admit: () => gate.tryEnter() } : {}),
   });
   const pending = new Set<Promise<void>>();
@@ -47,10 +49,15 @@ export function serveStdio(service: RcpService, options: StdioServerOptions): Pr
       input.off('data', onData);
       input.pause();
       // §5.1: EOF = shutdown: finish in-flight requests and flush their responses, then stop.
-      void Promise.allSettled([...pending]).then(() => new Promise<void>((flushed) => {
-        if (output.writable) output.write('', () => flushed());
-        else flushed();
-      })).then(() => resolve());
+      void Promise.allSettled([...pending])
+        .then(
+          () =>
+            new Promise<void>((flushed) => {
+              if (output.writable) output.write('', () => flushed());
+              else flushed();
+            }),
+        )
+        .then(() => resolve());
     };
 
     const onShutdown = (): void => {

@@ -95,7 +95,12 @@ export class HttpTransport implements UpstreamTransport {
   notify(method: string, params: JsonObject): void {
     const body = JSON.stringify({ jsonrpc: '2.0', method, params });
     this.pool
-      .request({ path: `${this.basePath}/${method}`, method: 'POST', headers: { 'content-type': 'application/json', ...this.options.headers }, body })
+      .request({
+        path: `${this.basePath}/${method}`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...this.options.headers },
+        body,
+      })
       .then((res) => res.body.dump())
       .catch(() => undefined);
   }
@@ -146,7 +151,13 @@ function readCapped(body: Readable, maxBytes: number, signal: AbortSignal): Prom
  * response frame. Driven by stream events (not an async iterator): one leg of a long-lived
  * stream then holds no suspended generator, iterator or pending read promise.
  */
-function readSse(body: Readable, id: number, token: string | undefined, options: UpstreamCallOptions, signal: AbortSignal): Promise<JsonObject> {
+function readSse(
+  body: Readable,
+  id: number,
+  token: string | undefined,
+  options: UpstreamCallOptions,
+  signal: AbortSignal,
+): Promise<JsonObject> {
   return new Promise((resolve, reject) => {
     const events = new SseEvents(token, options);
     let size = 0;

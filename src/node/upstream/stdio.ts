@@ -61,10 +61,14 @@ export class StdioTransport implements UpstreamTransport, TransportLifecycle {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     this.child = child;
-    const splitter = new LineSplitter((line) => this.onLine(line), this.options.maxLineBytes, () => {
-      // An oversized line is a hostile or broken engine: fail everything in flight on it.
-      this.abandonAll(new UpstreamError('too-large', `engine wrote a line over ${this.options.maxLineBytes} bytes`));
-    });
+    const splitter = new LineSplitter(
+      (line) => this.onLine(line),
+      this.options.maxLineBytes,
+      () => {
+        // An oversized line is a hostile or broken engine: fail everything in flight on it.
+        this.abandonAll(new UpstreamError('too-large', `engine wrote a line over ${this.options.maxLineBytes} bytes`));
+      },
+    );
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => splitter.push(chunk));
     const stderrSplitter = new LineSplitter((line) => this.options.onStderr?.(line), 64 * 1024);
@@ -185,8 +189,8 @@ export class StdioTransport implements UpstreamTransport, TransportLifecycle {
   }
 
   private onNotification(method: string, params: JsonObject): void {
-    const token = method === 'notifications/progress' ? params.progressToken
-      : isJsonObject(params._meta) ? params._meta.progressToken : undefined;
+    const token =
+      method === 'notifications/progress' ? params.progressToken : isJsonObject(params._meta) ? params._meta.progressToken : undefined;
     const id = typeof token === 'string' ? this.byToken.get(token) : undefined;
     const pending = id === undefined ? undefined : this.pending.get(id);
     if (method === 'notifications/progress') {

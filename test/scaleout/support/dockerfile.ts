@@ -17,7 +17,7 @@ export function stagesOf(content: string): Stage[] {
     if (instruction.getKeyword() === 'FROM') {
       const args = instruction.getArguments().map((a) => a.getValue());
       const as = args.findIndex((a) => a.toLowerCase() === 'as');
-      stages.push({ name: as >= 0 ? args[as + 1] ?? null : null, image: args[0] ?? null, instructions: [] });
+      stages.push({ name: as >= 0 ? (args[as + 1] ?? null) : null, image: args[0] ?? null, instructions: [] });
     } else {
       stages.at(-1)?.instructions.push(instruction);
     }
@@ -27,10 +27,12 @@ export function stagesOf(content: string): Stage[] {
 
 /** Instructions of `keyword` in a stage, as their text after the keyword (flags first, `--name=value`). */
 export function argumentsOf(stage: Stage, keyword: string): string[] {
-  return stage.instructions.filter((i) => i.getKeyword() === keyword).map((instruction) => {
-    const flags = 'getFlags' in instruction ? (instruction as Instruction & { getFlags(): Flag[] }).getFlags() : [];
-    return [...flags.map((flag) => `--${flag.getName()}=${flag.getValue() ?? ''}`), instruction.getArgumentsContent() ?? ''].join(' ');
-  });
+  return stage.instructions
+    .filter((i) => i.getKeyword() === keyword)
+    .map((instruction) => {
+      const flags = 'getFlags' in instruction ? (instruction as Instruction & { getFlags(): Flag[] }).getFlags() : [];
+      return [...flags.map((flag) => `--${flag.getName()}=${flag.getValue() ?? ''}`), instruction.getArgumentsContent() ?? ''].join(' ');
+    });
 }
 
 /**
@@ -39,13 +41,21 @@ export function argumentsOf(stage: Stage, keyword: string): string[] {
  * Docker, a pattern matching a parent folder applies to everything under it and the last match wins.
  */
 export function keptInContext(dockerignore: string, file: string): boolean {
-  const patterns = dockerignore.split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
+  const patterns = dockerignore
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
   const prefixes = file.split('/').map((_part, i, parts) => parts.slice(0, i + 1).join('/'));
   let kept = true;
   for (const raw of patterns) {
     const negated = raw.startsWith('!');
     const pattern = (negated ? raw.slice(1) : raw).replace(/^\/+|\/+$/g, '');
-    const regex = new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('[^/]*')}$`);
+    const regex = new RegExp(
+      `^${pattern
+        .split('*')
+        .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+        .join('[^/]*')}$`,
+    );
     if (prefixes.some((prefix) => regex.test(prefix))) kept = negated;
   }
   return kept;

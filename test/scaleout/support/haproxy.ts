@@ -35,7 +35,9 @@ function adminCommand(socket: string, command: string): Promise<string> {
     let answer = '';
     const connection = net.createConnection(socket, () => connection.end(`${command}\n`));
     connection.setEncoding('utf8');
-    connection.on('data', (chunk: string) => { answer += chunk; });
+    connection.on('data', (chunk: string) => {
+      answer += chunk;
+    });
     connection.on('end', () => resolve(answer));
     connection.on('error', reject);
   });
@@ -53,19 +55,32 @@ export async function startBalancer(replicas: readonly string[]): Promise<Balanc
   const socket = path.join(dir, 'admin.sock');
   const port = await freePort('127.0.0.1');
   const env: NodeJS.ProcessEnv = { ...process.env, RCPGW_LB_BIND: `127.0.0.1:${port}`, RCPGW_LB_ADMIN_SOCKET: socket };
-  replicas.forEach((address, i) => { env[`RCPGW_REPLICA_${i + 1}`] = address; });
+  replicas.forEach((address, i) => {
+    env[`RCPGW_REPLICA_${i + 1}`] = address;
+  });
   const proc: ChildProcessWithoutNullStreams = spawn('haproxy', ['-db', '-f', HAPROXY_CONFIG], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   trackChild(proc);
   let stderr = '';
-  proc.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
+  proc.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
   proc.stdout.resume();
-  const exited = new Promise<never>((_resolve, reject) => proc.once('exit', (code) => reject(new Error(`haproxy exited (${code}):\n${stderr}`))));
+  const exited = new Promise<never>((_resolve, reject) =>
+    proc.once('exit', (code) => reject(new Error(`haproxy exited (${code}):\n${stderr}`))),
+  );
 
-  const stats = async (): Promise<StatRow[]> => parseCsv(await adminCommand(socket, 'show stat')).filter((row) => row.pxname === 'gateways');
+  const stats = async (): Promise<StatRow[]> =>
+    parseCsv(await adminCommand(socket, 'show stat')).filter((row) => row.pxname === 'gateways');
   // Ready once the admin socket answers (the frontend is bound before the socket is served).
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const answered = await Promise.race([stats().then(() => true, () => false), exited]);
+    const answered = await Promise.race([
+      stats().then(
+        () => true,
+        () => false,
+      ),
+      exited,
+    ]);
     if (answered) break;
     if (Date.now() > deadline) throw new Error(`haproxy did not open its admin socket:\n${stderr}`);
     await new Promise((resolve) => setTimeout(resolve, 25));

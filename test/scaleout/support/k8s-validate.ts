@@ -80,17 +80,22 @@ export function validateFieldNames(manifests: readonly Manifest[]): ManifestProb
   const source = lines.join('\n');
 
   const options: ts.CompilerOptions = {
-    target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    strict: true, noEmit: true, skipLibCheck: true, types: [], lib: ['lib.es2022.d.ts'],
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    types: [],
+    lib: ['lib.es2022.d.ts'],
   };
   const host = ts.createCompilerHost(options);
   const readFile = host.readFile.bind(host);
   const getSourceFile = host.getSourceFile.bind(host);
   host.readFile = (file) => (file === virtualFile ? source : readFile(file));
   host.fileExists = (file) => file === virtualFile || ts.sys.fileExists(file);
-  host.getSourceFile = (file, languageVersion, ...rest) => (file === virtualFile
-    ? ts.createSourceFile(file, source, languageVersion, true)
-    : getSourceFile(file, languageVersion, ...rest));
+  host.getSourceFile = (file, languageVersion, ...rest) =>
+    file === virtualFile ? ts.createSourceFile(file, source, languageVersion, true) : getSourceFile(file, languageVersion, ...rest);
   const program = ts.createProgram({ rootNames: [virtualFile], options, host });
   const diagnostics = [...program.getSyntacticDiagnostics(), ...program.getSemanticDiagnostics()];
 

@@ -30,8 +30,17 @@ export interface Rendered {
 const KNOWN_FIELDS = new Set(['apiVersion', 'kind', 'resources', 'patches', 'namespace', 'images']);
 const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
 
-interface ImageRule { name: string; newName?: string; newTag?: string; digest?: string }
-interface PatchRule { path?: string; patch?: string; target?: { kind?: string; name?: string; group?: string; version?: string } }
+interface ImageRule {
+  name: string;
+  newName?: string;
+  newTag?: string;
+  digest?: string;
+}
+interface PatchRule {
+  path?: string;
+  patch?: string;
+  target?: { kind?: string; name?: string; group?: string; version?: string };
+}
 
 /** Render the kustomization in `dir` the way `kubectl kustomize dir` would (for the subset above). */
 export function renderKustomization(dir: string): Rendered[] {
@@ -46,7 +55,10 @@ export function renderKustomization(dir: string): Rendered[] {
   for (const entry of stringList(doc.resources, `${file}: resources`)) {
     const target = path.resolve(dir, entry);
     if (statSync(target).isDirectory()) rendered.push(...renderKustomization(target));
-    else rendered.push(...parseYaml(insideRoot(dir, target, file)).map((manifest) => ({ manifest: asManifest(manifest, target), source: target })));
+    else
+      rendered.push(
+        ...parseYaml(insideRoot(dir, target, file)).map((manifest) => ({ manifest: asManifest(manifest, target), source: target })),
+      );
   }
   assertUniqueIds(rendered, file);
   for (const rule of (doc.patches ?? []) as PatchRule[]) applyPatch(rendered, rule, dir, file);
@@ -71,7 +83,8 @@ function parseYaml(file: string): Json[] {
 
 function insideRoot(root: string, target: string, file: string): string {
   const relative = path.relative(root, target);
-  if (relative.startsWith('..') || path.isAbsolute(relative)) throw new Error(`${file}: ${target} is outside the kustomization folder (kustomize refuses it)`);
+  if (relative.startsWith('..') || path.isAbsolute(relative))
+    throw new Error(`${file}: ${target} is outside the kustomization folder (kustomize refuses it)`);
   return target;
 }
 
@@ -82,8 +95,13 @@ function stringList(value: Json | undefined, what: string): string[] {
 }
 
 function asManifest(value: Json, source: string): Manifest {
-  if (!isObject(value) || typeof value.apiVersion !== 'string' || typeof value.kind !== 'string'
-    || !isObject(value.metadata) || typeof value.metadata.name !== 'string') {
+  if (
+    !isObject(value) ||
+    typeof value.apiVersion !== 'string' ||
+    typeof value.kind !== 'string' ||
+    !isObject(value.metadata) ||
+    typeof value.metadata.name !== 'string'
+  ) {
     throw new Error(`${source}: a resource needs apiVersion, kind and metadata.name`);
   }
   return value as Manifest;
@@ -102,14 +120,19 @@ function assertUniqueIds(rendered: readonly Rendered[], file: string): void {
 function applyPatch(rendered: Rendered[], rule: PatchRule, dir: string, file: string): void {
   const source = rule.path ? insideRoot(dir, path.resolve(dir, rule.path), file) : `${file} (inline patch)`;
   const docs = rule.path ? parseYaml(source) : rule.patch ? parseAllDocuments(rule.patch).map((d) => d.toJS() as Json) : [];
-  if (docs.length !== 1 || !isObject(docs[0])) throw new Error(`${source}: expected one strategic merge patch (a mapping); JSON 6902 patches are not supported`);
+  if (docs.length !== 1 || !isObject(docs[0]))
+    throw new Error(`${source}: expected one strategic merge patch (a mapping); JSON 6902 patches are not supported`);
   const patch = docs[0];
   const meta = isObject(patch.metadata) ? patch.metadata : {};
   const wanted = rule.target ?? { kind: patch.kind as string | undefined, name: meta.name as string | undefined };
-  const matches = rendered.filter(({ manifest }) => (wanted.kind === undefined || manifest.kind === wanted.kind)
-    && (wanted.name === undefined || manifest.metadata.name === wanted.name)
-    && (wanted.group === undefined || resourceId(manifest).split('/')[0] === wanted.group));
-  if (matches.length !== 1) throw new Error(`${source}: the patch matches ${matches.length} resources (${JSON.stringify(wanted)}); it must match exactly one`);
+  const matches = rendered.filter(
+    ({ manifest }) =>
+      (wanted.kind === undefined || manifest.kind === wanted.kind) &&
+      (wanted.name === undefined || manifest.metadata.name === wanted.name) &&
+      (wanted.group === undefined || resourceId(manifest).split('/')[0] === wanted.group),
+  );
+  if (matches.length !== 1)
+    throw new Error(`${source}: the patch matches ${matches.length} resources (${JSON.stringify(wanted)}); it must match exactly one`);
   const match = matches[0]!;
   // A patch found by target may carry a placeholder name; the target keeps its own identity.
   const identity = { apiVersion: match.manifest.apiVersion, kind: match.manifest.kind, name: match.manifest.metadata.name };

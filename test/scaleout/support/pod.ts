@@ -6,7 +6,11 @@
 import type { Manifest, Rendered } from './kustomize.js';
 import type { JsonObject } from './strategic-merge.js';
 
-export interface Probe { httpGet?: { path?: string; port?: string | number }; periodSeconds?: number; failureThreshold?: number }
+export interface Probe {
+  httpGet?: { path?: string; port?: string | number };
+  periodSeconds?: number;
+  failureThreshold?: number;
+}
 export interface Container {
   name: string;
   image: string;
@@ -17,7 +21,12 @@ export interface Container {
   readinessProbe?: Probe;
   lifecycle?: { preStop?: { exec?: { command?: string[] }; sleep?: { seconds: number } } };
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
-  securityContext?: { readOnlyRootFilesystem?: boolean; allowPrivilegeEscalation?: boolean; runAsNonRoot?: boolean; capabilities?: { drop?: string[] } };
+  securityContext?: {
+    readOnlyRootFilesystem?: boolean;
+    allowPrivilegeEscalation?: boolean;
+    runAsNonRoot?: boolean;
+    capabilities?: { drop?: string[] };
+  };
   volumeMounts?: Array<{ name: string; mountPath: string; subPath?: string }>;
 }
 export interface PodSpec {
@@ -54,7 +63,9 @@ export function containerEnv(container: Container, rendered: readonly Rendered[]
       continue;
     }
     const secret = find(rendered, 'Secret', ref.name) as Manifest & { stringData?: Record<string, string>; data?: Record<string, string> };
-    const value = secret.stringData?.[ref.key] ?? (secret.data?.[ref.key] !== undefined ? Buffer.from(secret.data[ref.key]!, 'base64').toString('utf8') : undefined);
+    const value =
+      secret.stringData?.[ref.key] ??
+      (secret.data?.[ref.key] !== undefined ? Buffer.from(secret.data[ref.key]!, 'base64').toString('utf8') : undefined);
     if (value === undefined) throw new Error(`env ${entry.name}: Secret ${ref.name} has no key ${ref.key}`);
     env[entry.name] = value;
   }
@@ -71,7 +82,10 @@ export function preStopSeconds(container: Container): number {
 }
 
 /** The ConfigMap file the container's `--config` argument points at, through its volume mount. */
-export function mountedConfig(deployment: Manifest, rendered: readonly Rendered[]): { mount: NonNullable<Container['volumeMounts']>[number]; text: string } {
+export function mountedConfig(
+  deployment: Manifest,
+  rendered: readonly Rendered[],
+): { mount: NonNullable<Container['volumeMounts']>[number]; text: string } {
   const container = gatewayContainer(deployment);
   const args = container.args ?? [];
   const file = args[args.indexOf('--config') + 1];

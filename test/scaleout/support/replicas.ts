@@ -105,7 +105,10 @@ export interface Load {
  * how often each was executed.
  * Bounded: at most `maxRequests` and `maxMs`, then it stops by itself.
  */
-export function startLoad(url: string, options: { tag: string; concurrency: number; pauseMs: number; maxRequests?: number; maxMs?: number }): Load {
+export function startLoad(
+  url: string,
+  options: { tag: string; concurrency: number; pauseMs: number; maxRequests?: number; maxMs?: number },
+): Load {
   const answers: Answer[] = [];
   const maxRequests = options.maxRequests ?? 20_000;
   const stopAt = Date.now() + (options.maxMs ?? 120_000);
@@ -148,7 +151,14 @@ export async function retrieveThrough(url: string, id: string, query: string): P
     }
     recordEmitted(frame, 'retrieve');
     const error = frame.error ? `${frame.error.code} ${frame.error.message}` : res.status !== 200 ? `HTTP ${res.status}` : undefined;
-    return { ...base, status: res.status, servedBy, answeredId: frame.id, hitIds: (frame.result?.hits ?? []).map((h) => h.id), ...(error ? { error } : {}) };
+    return {
+      ...base,
+      status: res.status,
+      servedBy,
+      answeredId: frame.id,
+      hitIds: (frame.result?.hits ?? []).map((h) => h.id),
+      ...(error ? { error } : {}),
+    };
   } catch (err) {
     return { ...base, status: 0, servedBy: undefined, error: `transport: ${(err as Error).message}` };
   }

@@ -19,7 +19,10 @@ export interface FusionResult {
 
 type Scorer = (list: RankedList, rank: number, hit: EngineHit) => number;
 
-const rrfScorer = (rrfK: number): Scorer => (list, rank) => list.weight / (rrfK + rank);
+const rrfScorer =
+  (rrfK: number): Scorer =>
+  (list, rank) =>
+    list.weight / (rrfK + rank);
 
 /** Per-engine normaliser: min-max over the returned set, or [floor, max] for convex. */
 function normalisedScorer(lists: readonly RankedList[], useFloor: boolean): Scorer {
@@ -80,7 +83,17 @@ export function fuse(unordered: readonly RankedList[], method: FusionMethod, opt
       const contribution = scorer(list, rank, hit);
       const entry = entries.get(key);
       if (entry === undefined) {
-        const created: Accumulator = { key, hit, fused: contribution, weightSum: list.weight, others: undefined, group, list: l, rank, more: undefined };
+        const created: Accumulator = {
+          key,
+          hit,
+          fused: contribution,
+          weightSum: list.weight,
+          others: undefined,
+          group,
+          list: l,
+          rank,
+          more: undefined,
+        };
         entries.set(key, created);
         arrived.push(created);
       } else {

@@ -32,7 +32,10 @@ export function absorb(entry: Pick<FusedEntry, 'hit' | 'others'>, hit: EngineHit
 }
 
 /** §16.3 total order: fused score desc, then summed weight desc, then smaller stringified id. */
-export function compareEntries(a: Pick<FusedEntry, 'fused' | 'weightSum' | 'hit'>, b: Pick<FusedEntry, 'fused' | 'weightSum' | 'hit'>): number {
+export function compareEntries(
+  a: Pick<FusedEntry, 'fused' | 'weightSum' | 'hit'>,
+  b: Pick<FusedEntry, 'fused' | 'weightSum' | 'hit'>,
+): number {
   if (a.fused !== b.fused) return b.fused - a.fused;
   if (a.weightSum !== b.weightSum) return b.weightSum - a.weightSum;
   const ida = String(a.hit.id);
