@@ -1,9 +1,9 @@
 /**
  * The gateway config at the edge: the same schema and `${NAME}` interpolation as on Node (from
  * the Worker's env bindings, or Deno's/Bun's environment), plus what an edge runtime cannot do.
- * There are no child processes, so a stdio engine is a config error naming its entry; and where
- * one deployment runs as many isolates (Workers), a pagination cursor signed by one isolate must
- * verify on any other, so the cursor secret is required there.
+ * There are no child processes and no database drivers, so a stdio or adapter engine is a config
+ * error naming its entry; and where one deployment runs as many isolates (Workers), a pagination
+ * cursor signed by one isolate must verify on any other, so the cursor secret is required there.
  */
 import type { GatewayConfig } from '../core/config/schema.js';
 import { ConfigError, validateConfig, type ConfigEnv } from '../core/config/validate.js';
@@ -37,16 +37,20 @@ export function edgeConfig(source: string | object, env: ConfigEnv, rules: EdgeC
   return config;
 }
 
+/** Why each engine transport other than HTTP cannot run at the edge. */
+const NOT_AT_THE_EDGE: Readonly<Partial<Record<string, string>>> = {
+  stdio: 'stdio engines cannot run at the edge (no child processes)',
+  adapter: 'adapter engines cannot run at the edge (their database drivers need Node)',
+};
+
 function edgeRuleProblems(raw: unknown, rules: EdgeConfigRules): string[] {
   const problems: string[] = [];
   const config = isJsonObject(raw) ? raw : {};
   if (Array.isArray(config.engines)) {
     config.engines.forEach((engine, index) => {
-      if (isJsonObject(engine) && engine.transport === 'stdio') {
-        problems.push(
-          `engines[${index}].transport: stdio engines cannot run at the edge (no child processes); serve "${String(engine.id)}" over HTTP`,
-        );
-      }
+      if (!isJsonObject(engine) || typeof engine.transport !== 'string') return;
+      const why = NOT_AT_THE_EDGE[engine.transport];
+      if (why !== undefined) problems.push(`engines[${index}].transport: ${why}; serve "${String(engine.id)}" over HTTP`);
     });
   }
   const gateway = isJsonObject(config.gateway) ? config.gateway : {};

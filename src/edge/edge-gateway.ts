@@ -34,8 +34,16 @@ export class EdgeGateway {
   constructor(private readonly options: EdgeGatewayOptions) {
     const { config, logger, keepAlive } = options;
     const settings = config.gateway;
-    const transports: TransportFactory = (engine) =>
-      new FetchTransport({ url: engine.url!, ...(engine.headers ? { headers: engine.headers } : {}), ...(keepAlive ? { keepAlive } : {}) });
+    const transports: TransportFactory = (engine) => {
+      // edgeConfig refused every other transport; this only guards a config built elsewhere.
+      if (engine.transport !== 'http' || engine.url === undefined)
+        throw new Error(`engine ${engine.id}: only HTTP engines run at the edge`);
+      return new FetchTransport({
+        url: engine.url,
+        ...(engine.headers ? { headers: engine.headers } : {}),
+        ...(keepAlive ? { keepAlive } : {}),
+      });
+    };
     const version = typeof RCPGW_VERSION === 'undefined' ? undefined : RCPGW_VERSION;
     this.gateway = new Gateway(config, { logger, transports, ...(version !== undefined ? { version } : {}) });
     const service = new LoggedService(this.gateway, logger, settings.logQueries);

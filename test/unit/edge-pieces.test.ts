@@ -34,6 +34,16 @@ describe('edge config', () => {
     expect(config.engines[0]!.url).toBe('http://127.0.0.1:9/rcp');
   });
 
+  it('refuses an adapter engine, naming its entry', () => {
+    const raw = {
+      engines: [HTTP_ENGINE, { id: 'docs-db', transport: 'adapter', adapter: { kind: 'sqlite', file: 'docs.db' } }],
+      gateway: SECRET,
+    };
+    expect(problemsOf(() => edgeConfig(raw, {}, RULES))).toEqual([
+      'engines[1].transport: adapter engines cannot run at the edge (their database drivers need Node); serve "docs-db" over HTTP',
+    ]);
+  });
+
   it('refuses a stdio engine, naming its entry', () => {
     const raw = { engines: [HTTP_ENGINE, { id: 'local', transport: 'stdio', command: ['node', 'engine.js'] }], gateway: SECRET };
     expect(problemsOf(() => edgeConfig(raw, {}, RULES))).toEqual([
