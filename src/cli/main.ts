@@ -7,15 +7,10 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfigFile, type LoadedConfig } from '../node/config/load.js';
 import { createLogger, type Logger } from '../node/observability/log.js';
-import type { GatewaySettings } from '../core/config/schema.js';
 import { Gateway } from '../core/gateway/gateway.js';
-import type { RcpService } from '../core/service/contract.js';
 import { AdmissionGate } from '../core/session/admission.js';
-import { CatalogWatchService } from '../mcp/catalog/rcp-watch.js';
-import { McpFacade } from '../mcp/facade.js';
-import { McpHttpEndpoint } from '../mcp/http.js';
-import { serveMcpStdio } from '../mcp/stdio.js';
-import { startHttpServer, type BesideMount } from '../node/server/listen.js';
+import type { McpFacade } from '../mcp/facade.js';
+import { startHttpServer } from '../node/server/listen.js';
 import { serveStdio } from '../node/server/stdio.js';
 import { Operations } from '../node/operations.js';
 import { nodeTransports } from '../node/upstream/factory.js';
@@ -118,7 +113,9 @@ async function serve(argv: string[]): Promise<void> {
       stopTimeoutMs: settings.drainDelayMs + settings.drainTimeoutMs + 20_000,
     });
   }
-  const mcp = mcpFacade(settings.name, logger);
+  // The MCP SDK is loaded only by the commands that serve MCP.
+  const { mcpFacade, mcpBesideRcp } = await import('../mcp/wiring.js');
+  const mcp = mcpFacade(settings.name, PACKAGE_VERSION, logger);
   const { ops, gateway } = await startGatewayOrExit(loaded, logger, mcp);
   const beside = mcpBesideRcp(mcp, ops.attach(gateway), ops, settings, logger);
   const server = await startHttpServer(beside.rcpService, settings, logger, ops.httpOptions(), beside.mount);
@@ -182,59 +179,14 @@ async function startGatewayOrExit(loaded: LoadedConfig, logger: Logger, mcp?: Mc
   return { ops, gateway };
 }
 
-/**
- * What `serve` offers beside plain RCP: the MCP endpoint at /mcp (tool calls share the listener's
- * admission gate and shutdown registry) and, for RCP clients, x-rcpgw/catalog/watch.
- */
-function mcpBesideRcp(
-  mcp: McpFacade,
-  service: RcpService,
-  ops: Operations,
-  settings: GatewaySettings,
-  logger: Logger,
-): {
-  rcpService: CatalogWatchService;
-  mount: BesideMount;
-  close: (drainTimeoutMs: number) => Promise<void>;
-} {
-  const rcpService = new CatalogWatchService(service, mcp.watch);
-  let endpoint: McpHttpEndpoint | undefined;
-  return {
-    rcpService,
-    mount: (app, shared) => {
-      endpoint = new McpHttpEndpoint(mcp, {
-        service,
-        session: { ...ops.sessionOptions(), ...shared },
-        host: settings.host,
-        maxBodyBytes: settings.maxBodyBytes,
-        keepAliveMs: settings.sseHeartbeatMs,
-        onError: (err) => logger.debug({ err: err.message }, 'mcp'),
-      });
-      endpoint.mount(app);
-    },
-    // Catalog watches answer at once, so their streams end before the drain; MCP tool calls drain
-    // with the RCP ones (shared gate), then the MCP listen streams end with their final result.
-    close: async (drainTimeoutMs) => {
-      rcpService.close();
-      await endpoint?.close(drainTimeoutMs);
-      mcp.close();
-    },
-  };
-}
-
-function mcpFacade(name: string, logger: Logger): McpFacade {
-  return new McpFacade({ name, version: PACKAGE_VERSION }, (err) =>
-    logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'mcp catalog watch'),
-  );
-}
-
 async function mcpStdio(argv: string[]): Promise<void> {
   const { values } = parseArgs({ args: argv, options: { config: { type: 'string' }, help: { type: 'boolean' } } });
   if (values.help) return void process.stdout.write(HELP['mcp-stdio']!);
   const loaded = loadOrExit(values.config);
   const settings = loaded.config.gateway;
   const logger = createLogger({ level: settings.logLevel });
-  const mcp = mcpFacade(settings.name, logger);
+  const [{ mcpFacade }, { serveMcpStdio }] = await Promise.all([import('../mcp/wiring.js'), import('../mcp/stdio.js')]);
+  const mcp = mcpFacade(settings.name, PACKAGE_VERSION, logger);
   const { ops, gateway } = await startGatewayOrExit(loaded, logger, mcp);
   const service = ops.attach(gateway);
   await ops.startSidecars(loaded.file);
