@@ -41,14 +41,18 @@ describe('a ConfigMap-mounted config', () => {
     // 1. A valid new config arrives by symlink swap: applied, the added engine answers.
     updateConfigMapVolume(volume, { 'config.json': config([engine('a'), engine('b')]) });
     await until('the swap to be applied', async () => ((await reloads('ok')) === 1 ? true : undefined));
-    expect(logLines(gw.stderr()).find((l) => l.msg === 'config reloaded')).toMatchObject({ trigger: 'watch', added: ['b'] });
+    // The log line is written asynchronously to the metric: wait for it rather than read it once.
+    const applied = await until('the reload log line', () => logLines(gw.stderr()).find((l) => l.msg === 'config reloaded'));
+    expect(applied).toMatchObject({ trigger: 'watch', added: ['b'] });
     expect((await enginesAnswering()).sort()).toEqual(['a', 'b']);
 
     // 2. An invalid one: refused with the exact problem, the running config keeps answering.
     updateConfigMapVolume(volume, { 'config.json': config([engine('a'), { id: 'broken', transport: 'http', url: 'not a url' }]) });
     await until('the bad swap to be refused', async () => ((await reloads('invalid')) === 1 ? true : undefined));
-    const refusal = logLines(gw.stderr()).find((l) => String(l.msg).startsWith('config reload rejected'));
-    expect(refusal?.problems).toEqual(['engines[1].url: expected an http(s) URL']);
+    const refusal = await until('the refusal log line', () =>
+      logLines(gw.stderr()).find((l) => String(l.msg).startsWith('config reload rejected')),
+    );
+    expect(refusal.problems).toEqual(['engines[1].url: expected an http(s) URL']);
     expect((await enginesAnswering()).sort()).toEqual(['a', 'b']);
     expect(await reloads('ok')).toBe(1);
 
