@@ -6,7 +6,7 @@
  * SSE, the progress token) between precomputed byte slices, so the engines stay far cheaper
  * than whatever sits in front of them.
  *
- *   node bench/lib/engine.js --count 3 [--host 127.0.0.1] [--frames 3]
+ *   node bench/lib/engine.js --count 3 [--host 127.0.0.1] [--frames 3] [--hits 20]
  *
  * Started with an IPC channel (child_process.fork) it reports `{type:'listening', ports}` and
  * takes commands: `{type:'hold', on}` (SSE streams send one progress frame, then stay open),
@@ -21,17 +21,19 @@ const { values } = parseArgs({
     count: { type: 'string', default: '1' },
     host: { type: 'string', default: '127.0.0.1' },
     frames: { type: 'string', default: '3' },
+    /** Hits in every answer (the scaling bench varies it with k). */
+    hits: { type: 'string', default: '20' },
   },
 });
 const COUNT = Number(values.count);
 const FRAMES = Number(values.frames);
-const HITS = 20;
+const HITS = Number(values.hits);
 
 /** Engine `e`'s canned hits: ids overlap across engines (realistic fusion), ranks differ. */
 function cannedHits(e) {
   const hits = [];
   for (let rank = 0; rank < HITS; rank++) {
-    const doc = (rank * 3 + e * 7) % 40;
+    const doc = (rank * 3 + e * 7) % (2 * HITS);
     hits.push({
       id: `doc-${doc}`,
       score: Number((20 - rank * 0.75).toFixed(2)),
@@ -42,7 +44,7 @@ function cannedHits(e) {
   return hits;
 }
 
-const CAPS = { retrieve: { maxK: 100, modes: ['sparse'] }, streaming: {} };
+const CAPS = { retrieve: { maxK: Math.max(100, HITS), modes: ['sparse'] }, streaming: {} };
 const ID_HEAD = Buffer.from('{"jsonrpc":"2.0","id":');
 
 /** Precomputed answer bytes for one engine; `id` is spliced between `head` and the tail. */

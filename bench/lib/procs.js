@@ -50,9 +50,9 @@ function forkListening(script, args) {
   });
 }
 
-/** `count` fast engines in one process; `urls[i]` is engine i's RCP base URL. */
-export async function startEngines(count) {
-  const started = await forkListening('bench/lib/engine.js', ['--count', String(count)]);
+/** `count` fast engines in one process (`hits` per answer); `urls[i]` is engine i's RCP base URL. */
+export async function startEngines(count, { hits = 20 } = {}) {
+  const started = await forkListening('bench/lib/engine.js', ['--count', String(count), '--hits', String(hits)]);
   const { child } = started;
   const ask = (type, extra = {}) => child.send({ type, ...extra });
   return {

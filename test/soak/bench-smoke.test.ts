@@ -46,4 +46,36 @@ describe('bench harness (smoke)', () => {
     expect(out, out).toMatch(/memory: 50 open SSE streams \(3 legs each\): RSS [\d.]+ → [\d.]+ MiB/);
     expect(out, out).toMatch(/fusion microbenchmark: RRF 5×1000 → top 100 in [\d.]+ ms; JSON\.parse of the same hits [\d.]+ ms/);
   }, 120_000);
+
+  it('the scaling curves print a point per engine count and per k, and the fitted costs', async () => {
+    const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bench/scaling.js'), '--smoke'], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => {
+      out += c;
+    });
+    child.stderr.setEncoding('utf8').on('data', (c: string) => {
+      out += c;
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code, out).toBe(0);
+    for (const count of [1, 2, 4, 8]) {
+      expect(out, out).toMatch(
+        new RegExp(
+          `^  ${count} engine\\(s\\): gateway \\d+ req/s, \\d+ µs CPU/req; ceiling \\d+ req/s, \\d+ µs; gateway÷ceiling \\d+\\.\\d\\d$`,
+          'm',
+        ),
+      );
+    }
+    for (const k of [10, 25, 50, 100]) {
+      expect(out, out).toMatch(
+        new RegExp(`^  k ${k} \\(${2 * k} hits × 3 engines\\): \\d+ req/s, \\d+ µs CPU/req, [\\d.]+ µs per upstream hit$`, 'm'),
+      );
+    }
+    expect(out, out).toMatch(/^gateway CPU per request ≈ -?\d+ µs \+ -?\d+ µs per engine/m);
+    expect(out, out).toMatch(/^gateway CPU per request ≈ -?\d+ µs \+ -?[\d.]+ µs per upstream hit/m);
+    expect(out, out).not.toContain('were not full results');
+  }, 180_000);
 });
