@@ -80,7 +80,12 @@ export function verifyAttribution(token: unknown, options: VerifyOptions): Attri
   if (wire.g !== undefined && wire.s !== undefined) {
     const engines = wire.g;
     const sources = new Map<string, string[]>();
-    [...wire.h[0], ...wire.h[1]].forEach((id, i) => sources.set(id, (wire.s![i] ?? []).flatMap((j) => engines[j] ?? [])));
+    [...wire.h[0], ...wire.h[1]].forEach((id, i) =>
+      sources.set(
+        id,
+        (wire.s![i] ?? []).flatMap((j) => engines[j] ?? []),
+      ),
+    );
     claims.sources = sources;
   }
   return claims;

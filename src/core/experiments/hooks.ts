@@ -36,7 +36,8 @@ export type ShadowSkip = 'concurrency' | 'budget';
 
 export interface ExperimentHooks {
   onArmOutcome?: (outcome: ArmOutcome) => void;
-  onShadowComparison?: (comparison: ShadowComparison) => void;
+  /** `comparisonsFile`: the experiment's JSON-lines file, when configured (the runtime writes it). */
+  onShadowComparison?: (comparison: ShadowComparison, comparisonsFile: string | undefined) => void;
   /** A sampled request did not run its shadow: the concurrency cap or the budget refused it. */
   onShadowSkipped?: (experiment: string, why: ShadowSkip) => void;
   /** One credited impression of an interleave experiment: team A's arm, team B's arm, and who won. */
@@ -48,7 +49,7 @@ export function composeHooks(...sets: ReadonlyArray<ExperimentHooks | undefined>
   const present = sets.filter((set): set is ExperimentHooks => set !== undefined);
   return {
     onArmOutcome: (outcome) => present.forEach((set) => set.onArmOutcome?.(outcome)),
-    onShadowComparison: (comparison) => present.forEach((set) => set.onShadowComparison?.(comparison)),
+    onShadowComparison: (comparison, file) => present.forEach((set) => set.onShadowComparison?.(comparison, file)),
     onShadowSkipped: (experiment, why) => present.forEach((set) => set.onShadowSkipped?.(experiment, why)),
     onInterleaveOutcome: (experiment, arms, outcome) => present.forEach((set) => set.onInterleaveOutcome?.(experiment, arms, outcome)),
   };

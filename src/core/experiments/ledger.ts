@@ -136,7 +136,8 @@ function armsReport(tally: ExperimentTally | undefined): JsonObject {
 }
 
 function shadowReport(s: ShadowTally): JsonObject {
-  const mean = (key: 'overlapAtK' | 'rbo' | 'kendallTau'): number | null => (s.counts[key] === 0 ? null : round(s.sums[key] / s.counts[key], 4));
+  const mean = (key: 'overlapAtK' | 'rbo' | 'kendallTau'): number | null =>
+    s.counts[key] === 0 ? null : round(s.sums[key] / s.counts[key], 4);
   return {
     pairs: s.pairs,
     skipped: { ...s.skipped },

@@ -29,11 +29,17 @@ export function attributionOf(params: JsonObject): unknown {
   return isJsonObject(vendor) ? vendor.attribution : undefined;
 }
 
-export async function experimentFeedback(method: string, params: JsonObject, ctx: CallContext, fed: FederationContext): Promise<JsonObject> {
+export async function experimentFeedback(
+  method: string,
+  params: JsonObject,
+  ctx: CallContext,
+  fed: FederationContext,
+): Promise<JsonObject> {
   const token = attributionOf(params);
   const section = fed.settings.experiments;
   if (token === undefined || token === null || fed.experiments === undefined) return routeToOne(method, params, ctx, fed);
-  if (section?.secret === undefined) throw RcpError.invalidParams(`_meta.${VENDOR_KEY}.attribution`, 'no interleave experiment is configured');
+  if (section?.secret === undefined)
+    throw RcpError.invalidParams(`_meta.${VENDOR_KEY}.attribution`, 'no interleave experiment is configured');
   const claims = verifyAttribution(token, { secret: section.secret, ttlMs: section.tokenTtlMs });
   const experiment = section.list.find((e) => e.id === claims.experiment);
   if (experiment?.kind !== 'interleave' || experiment.arms[0] !== claims.arms[0] || experiment.arms[1] !== claims.arms[1]) {
@@ -88,7 +94,10 @@ async function forward(
   const outbound = stripGatewayMeta(params);
   const scope = legScope(ctx, fed);
   const outcomes = await Promise.all(
-    [...perEngine].map(async ([engine, own]) => ({ engine: engine.id, leg: await runLeg(scope, engine, 'feedback', { ...outbound, signals: own }) })),
+    [...perEngine].map(async ([engine, own]) => ({
+      engine: engine.id,
+      leg: await runLeg(scope, engine, 'feedback', { ...outbound, signals: own }),
+    })),
   );
   const failed = outcomes.filter((o) => !o.leg.ok).map((o) => o.engine);
   return { forwarded: outcomes.filter((o) => o.leg.ok).map((o) => o.engine), ...(failed.length > 0 ? { failed } : {}) };

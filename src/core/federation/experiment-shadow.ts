@@ -81,12 +81,15 @@ function compare(request: ShadowRequest, primary: ArmRun, shadow: ArmRun, runtim
   runtime.hooks.onArmOutcome(armOutcome(experiment.id, experiment.shadow, 'shadow', shadow));
   const side = (run: ArmRun): ArmAnswer =>
     run.ok ? { ids: hitIds(run.answer), latencyMs: run.latencyMs } : { ids: [], latencyMs: run.latencyMs, error: String(run.error) };
-  runtime.hooks.onShadowComparison({
-    experiment: experiment.id,
-    primary: experiment.primary,
-    shadow: experiment.shadow,
-    k: request.k,
-    at: new Date().toISOString(),
-    ...comparePair(side(primary), side(shadow), request.k),
-  });
+  runtime.hooks.onShadowComparison(
+    {
+      experiment: experiment.id,
+      primary: experiment.primary,
+      shadow: experiment.shadow,
+      k: request.k,
+      at: new Date().toISOString(),
+      ...comparePair(side(primary), side(shadow), request.k),
+    },
+    experiment.comparisonsFile,
+  );
 }
