@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type GatewayHandle } from '../support/processes.js';
-import { batches, demoEngines, xrcpgw, type Call } from './support.js';
+import { batches, demoEngines, everyEngineReady, xrcpgw, type Call } from './support.js';
 
 const KEYS = 10_000;
 const config = {
@@ -26,7 +26,8 @@ let first: GatewayHandle;
 let second: GatewayHandle;
 beforeAll(async () => {
   [first, second] = await Promise.all([startGateway({ config }), startGateway({ config })]);
-}, 60_000);
+  await Promise.all([everyEngineReady(first.url), everyEngineReady(second.url)]);
+}, 180_000);
 afterAll(async () => {
   await Promise.all([first?.stop(), second?.stop()]);
 });

@@ -6,16 +6,28 @@
 import path from 'node:path';
 import { REPO_ROOT } from '../support/processes.js';
 import { rpcRaw } from '../support/http-client.js';
+import { catalog, waitUntil } from '../resilience/helpers.js';
 
 export const SECRET = 'live-experiments-test-secret';
 
-/** The demo engines of config/default.json (titles, abstracts), with absolute commands. */
+/**
+ * The demo engines of config/default.json (titles, abstracts), with absolute commands. Building
+ * their indexes can take a while on a busy machine: start the gateway, then `everyEngineReady`.
+ */
 export function demoEngines(): unknown[] {
   const main = path.join(REPO_ROOT, 'dist/demo/bm25/main.js');
   return [
-    { id: 'titles', transport: 'stdio', command: ['node', main, '--view', 'title', '--name', 'cranfield-titles'], required: true },
-    { id: 'abstracts', transport: 'stdio', command: ['node', main, '--view', 'body', '--name', 'cranfield-abstracts'], required: true },
+    { id: 'titles', transport: 'stdio', command: ['node', main, '--view', 'title', '--name', 'cranfield-titles'], required: false },
+    { id: 'abstracts', transport: 'stdio', command: ['node', main, '--view', 'body', '--name', 'cranfield-abstracts'], required: false },
   ];
+}
+
+export async function everyEngineReady(url: string): Promise<void> {
+  await waitUntil(
+    'every engine ready',
+    async () => [...(await catalog(url)).values()].every((engine) => engine._meta.status === 'ready'),
+    150_000,
+  );
 }
 
 export interface Call {
