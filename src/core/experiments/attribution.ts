@@ -29,6 +29,8 @@ export interface AttributionClaims {
   issuedAt: number;
   /** Hit id → the engines that returned it (where §7.16 feedback is forwarded); optional. */
   sources?: Map<string, readonly string[]>;
+  /** Makes each impression's token unique (two users can be shown the same list in the same millisecond). */
+  nonce?: string;
 }
 
 interface WireClaims {
@@ -42,6 +44,8 @@ interface WireClaims {
   g?: string[];
   /** … and, per hit in `h` order (team A's, then team B's), indexes into `g`. */
   s?: number[][];
+  /** The impression's nonce. */
+  n?: string;
 }
 
 export function signAttribution(claims: AttributionClaims, secret: string): string {
@@ -49,6 +53,7 @@ export function signAttribution(claims: AttributionClaims, secret: string): stri
   for (const [id, team] of claims.teams) byTeam[team === 'A' ? 0 : 1].push(id);
   const wire: WireClaims = { v: 1, e: claims.experiment, a: claims.arms, h: byTeam, t: claims.issuedAt };
   if (claims.sources !== undefined) Object.assign(wire, wireSources(byTeam, claims.sources));
+  if (claims.nonce !== undefined) wire.n = claims.nonce;
   const body = toBase64Url(utf8ToBytes(JSON.stringify(wire)));
   return `${body}.${toBase64Url(mac(secret, body))}`;
 }
@@ -76,7 +81,13 @@ export function verifyAttribution(token: unknown, options: VerifyOptions): Attri
   const teams = new Map<string, Team>();
   for (const id of wire.h[0]) teams.set(id, 'A');
   for (const id of wire.h[1]) teams.set(id, 'B');
-  const claims: AttributionClaims = { experiment: wire.e, arms: wire.a, teams, issuedAt: wire.t };
+  const claims: AttributionClaims = {
+    experiment: wire.e,
+    arms: wire.a,
+    teams,
+    issuedAt: wire.t,
+    ...(wire.n !== undefined ? { nonce: wire.n } : {}),
+  };
   if (wire.g !== undefined && wire.s !== undefined) {
     const engines = wire.g;
     const sources = new Map<string, string[]>();
@@ -165,7 +176,13 @@ function parseClaims(body: string): WireClaims | undefined {
   const wire: WireClaims = { v: 1, e: value.e, a: [arms[0]!, arms[1]!], h: [hits[0], hits[1]], t: value.t };
   const indexes = (x: unknown): x is number[][] => Array.isArray(x) && x.every((l) => Array.isArray(l) && l.every(Number.isInteger));
   if (strings(value.g) && indexes(value.s)) Object.assign(wire, { g: value.g, s: value.s });
+  if (typeof value.n === 'string') wire.n = value.n;
   return wire;
+}
+
+/** 64 random bits, base64url (11 characters): an impression nonce. */
+export function impressionNonce(): string {
+  return toBase64Url(crypto.getRandomValues(new Uint8Array(8)));
 }
 
 // base64url with the runtime's btoa/atob, so this module runs anywhere (no Buffer).

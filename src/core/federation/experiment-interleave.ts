@@ -13,7 +13,7 @@
  */
 import type { ArmConfig, InterleaveExperiment } from '../experiments/arms.js';
 import { uniformSlots } from '../experiments/assignment.js';
-import { signAttribution } from '../experiments/attribution.js';
+import { impressionNonce, signAttribution } from '../experiments/attribution.js';
 import { teamDraft } from '../experiments/interleave.js';
 import { seededRandom } from '../experiments/random.js';
 import type { ExperimentRuntime } from '../experiments/runtime.js';
@@ -57,7 +57,7 @@ export async function interleaveRetrieve(
   const hits = merged.hits.map(({ item }, i) => rankScored(item, i));
   const sources = new Map(merged.hits.map(({ id, item }) => [id, enginesOf(item)] as const));
   const attribution = signAttribution(
-    { experiment: experiment.id, arms: [nameA, nameB], teams: merged.teams, issuedAt: Date.now(), sources },
+    { experiment: experiment.id, arms: [nameA, nameB], teams: merged.teams, issuedAt: Date.now(), sources, nonce: impressionNonce() },
     request.secret,
   );
   return {
