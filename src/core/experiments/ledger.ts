@@ -164,7 +164,7 @@ function interleaveReport(il: InterleaveTally): JsonObject {
     ties: il.ties,
     preference: round(summary.preference, 4),
     interval95: summary.interval.map((x) => round(x, 4)),
-    signTestP: summary.pValue,
+    signTestP: Number(summary.pValue.toPrecision(4)),
   };
 }
 
