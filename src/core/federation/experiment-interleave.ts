@@ -9,7 +9,8 @@
  * the same interleaving from every replica. Hit scores become the rank score 1 / rank (the two
  * arms' scores are not on one scale); the arm's own score is kept in `meta.armScore`. When one arm
  * fails, the other's answer is served alone, without a token (no impression is recorded); when
- * both fail, the first arm's error is the answer. An interleaved answer has no `nextCursor`.
+ * both fail, the first arm's error is the answer. An interleaved answer has no `nextCursor`, and
+ * no progress is relayed (two fan-outs would interleave two progress sequences on one token).
  */
 import type { ArmConfig, InterleaveExperiment } from '../experiments/arms.js';
 import { uniformSlots } from '../experiments/assignment.js';
@@ -41,13 +42,17 @@ export async function interleaveRetrieve(
   const started = performance.now();
   const { experiment } = request;
   const [nameA, nameB] = experiment.arms;
-  const [a, b] = await Promise.all([runArm(request.arms[0], params, ctx, fed), runArm(request.arms[1], params, ctx, fed)]);
+  // Two fan-outs relaying progress to one token would interleave two progress sequences: none is sent.
+  const armCtx: CallContext = ctx.progress === undefined ? ctx : { ...ctx, progress: undefined };
+  const [a, b] = await Promise.all([runArm(request.arms[0], params, armCtx, fed), runArm(request.arms[1], params, armCtx, fed)]);
   runtime.hooks.onArmOutcome(armOutcome(experiment.id, nameA, 'interleaved', a));
   runtime.hooks.onArmOutcome(armOutcome(experiment.id, nameB, 'interleaved', b));
   if (!a.ok && !b.ok) throw a.error;
   if (!a.ok || !b.ok) {
     const [served, name] = a.ok ? [a.answer, nameA] : [(b as { answer: JsonObject }).answer, nameB];
-    return tagged(served, { experiment: experiment.id, arm: name, interleaved: false });
+    // No cursor: a later page would not be interleaved, so it could not continue this list.
+    const { nextCursor: _cursor, ...rest } = served;
+    return tagged(rest, { experiment: experiment.id, arm: name, interleaved: false });
   }
   const query = typeof params.query === 'string' ? params.query : JSON.stringify(params.query ?? null);
   const [seed] = uniformSlots(experiment.id, `${request.key}\u0000${query}`);
@@ -62,7 +67,7 @@ export async function interleaveRetrieve(
   );
   return {
     hits,
-    usage: { candidates: hits.length, latencyMs: Math.round(performance.now() - started) },
+    usage: { candidates: candidatesOf(a.answer) + candidatesOf(b.answer), latencyMs: Math.round(performance.now() - started) },
     _meta: {
       ...mergedMeta(a.answer, b.answer),
       fusion: 'team-draft',
@@ -70,6 +75,11 @@ export async function interleaveRetrieve(
       'x-rcpgw': { experiment: experiment.id, arm: `${nameA}+${nameB}`, attribution },
     },
   };
+}
+
+function candidatesOf(answer: JsonObject): number {
+  const usage = isJsonObject(answer.usage) ? answer.usage : {};
+  return typeof usage.candidates === 'number' ? usage.candidates : 0;
 }
 
 function hitsOf(answer: JsonObject): JsonObject[] {
