@@ -36,7 +36,7 @@ beforeAll(async () => {
   };
   gateway = await startGateway({ config });
   await everyEngineReady(gateway.url);
-}, 180_000);
+}, 330_000);
 afterAll(async () => {
   await gateway?.stop();
 });

@@ -27,7 +27,7 @@ let second: GatewayHandle;
 beforeAll(async () => {
   [first, second] = await Promise.all([startGateway({ config }), startGateway({ config })]);
   await Promise.all([everyEngineReady(first.url), everyEngineReady(second.url)]);
-}, 180_000);
+}, 330_000);
 afterAll(async () => {
   await Promise.all([first?.stop(), second?.stop()]);
 });

@@ -26,7 +26,7 @@ export async function everyEngineReady(url: string): Promise<void> {
   await waitUntil(
     'every engine ready',
     async () => [...(await catalog(url)).values()].every((engine) => engine._meta.status === 'ready'),
-    150_000,
+    300_000,
   );
 }
 
