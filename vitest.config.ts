@@ -21,6 +21,7 @@ const maxWorkers = os.loadavg()[0] < cores ? cores : 1;
  */
 const IN_PROCESS = [
   'test/unit/**/*.test.ts',
+  'test/experiments/inprocess/**/*.test.ts',
   'test/inprocess/**/*.test.ts',
   'test/observability/pure.test.ts',
   'test/resilience/units.test.ts',

@@ -116,6 +116,7 @@ export class Operations {
     this.reloader?.close();
     if (this.exposition instanceof ClusterMetricsExposition) this.exposition.close();
     await this.opsServer?.close();
+    await this.metrics.experiments.close();
   }
 
   private routes(withMetrics: boolean): OpsRoutes {

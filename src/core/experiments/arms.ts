@@ -50,6 +50,8 @@ export const AssignmentKeySchema = z.union([
   }),
   z.strictObject({ param: z.string().min(1) }),
   z.strictObject({ meta: z.string().min(1) }),
+  /** The authenticated client (`CallContext.principal.id`) once the request path authenticates one. */
+  z.strictObject({ principal: z.literal(true) }),
 ]);
 export type AssignmentKeySource = z.infer<typeof AssignmentKeySchema>;
 
@@ -83,6 +85,8 @@ export const ShadowSchema = z.strictObject({
   maxConcurrent: positiveInt.default(4),
   /** Shadow runs allowed per minute (a token bucket); 0 = no shadow runs. */
   budgetPerMinute: z.int().min(0).default(600),
+  /** Write each comparison as one JSON line to this file (Node runtime; relative to the working directory). */
+  comparisonsFile: z.string().min(1).optional(),
   assignBy: AssignmentKeySchema.default({ header: 'x-rcpgw-user' }),
 });
 
@@ -107,6 +111,11 @@ export const ExperimentsSchema = z
     /** An attribution token older than this is stale (feedback then gets -32602). */
     tokenTtlMs: positiveInt.default(86_400_000),
     arms: z.record(name, ArmSchema).default({}),
+    /**
+     * Answer the vendor method `x-rcpgw/experiments` (the outcome report) on the client port. Off
+     * by default, like every admin surface: the report is for operators.
+     */
+    report: z.boolean().default(false),
     list: z.array(ExperimentSchema).default([]),
   })
   .superRefine((section, ctx) => {

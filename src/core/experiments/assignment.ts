@@ -22,6 +22,8 @@ export interface RequestView {
   params: JsonObject;
   /** Lower-cased HTTP headers (empty over stdio). */
   headers: Readonly<Record<string, string>>;
+  /** The authenticated client's id, when the request path authenticated one (`assignBy: { principal: true }`). */
+  principal?: string | undefined;
 }
 
 export interface Assignment {
@@ -55,6 +57,7 @@ export function assignmentKeyOf(source: AssignmentKeySource, request: RequestVie
   let value: unknown;
   if ('header' in source) value = request.headers[source.header];
   else if ('param' in source) value = request.params[source.param];
+  else if ('principal' in source) value = request.principal;
   else value = isJsonObject(request.params._meta) ? request.params._meta[source.meta] : undefined;
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   return typeof value === 'string' && value.length > 0 ? value : undefined;

@@ -27,6 +27,10 @@ export interface AttributionClaims {
   teams: Map<string, Team>;
   /** Milliseconds since the epoch. */
   issuedAt: number;
+  /** Hit id → the engines that returned it (where §7.16 feedback is forwarded); optional. */
+  sources?: Map<string, readonly string[]>;
+  /** Makes each impression's token unique (two users can be shown the same list in the same millisecond). */
+  nonce?: string;
 }
 
 interface WireClaims {
@@ -36,12 +40,20 @@ interface WireClaims {
   /** Hit ids of team A, then of team B. */
   h: [string[], string[]];
   t: number;
+  /** Engine ids the hits came from, named once each … */
+  g?: string[];
+  /** … and, per hit in `h` order (team A's, then team B's), indexes into `g`. */
+  s?: number[][];
+  /** The impression's nonce. */
+  n?: string;
 }
 
 export function signAttribution(claims: AttributionClaims, secret: string): string {
   const byTeam: [string[], string[]] = [[], []];
   for (const [id, team] of claims.teams) byTeam[team === 'A' ? 0 : 1].push(id);
   const wire: WireClaims = { v: 1, e: claims.experiment, a: claims.arms, h: byTeam, t: claims.issuedAt };
+  if (claims.sources !== undefined) Object.assign(wire, wireSources(byTeam, claims.sources));
+  if (claims.nonce !== undefined) wire.n = claims.nonce;
   const body = toBase64Url(utf8ToBytes(JSON.stringify(wire)));
   return `${body}.${toBase64Url(mac(secret, body))}`;
 }
@@ -69,7 +81,42 @@ export function verifyAttribution(token: unknown, options: VerifyOptions): Attri
   const teams = new Map<string, Team>();
   for (const id of wire.h[0]) teams.set(id, 'A');
   for (const id of wire.h[1]) teams.set(id, 'B');
-  return { experiment: wire.e, arms: wire.a, teams, issuedAt: wire.t };
+  const claims: AttributionClaims = {
+    experiment: wire.e,
+    arms: wire.a,
+    teams,
+    issuedAt: wire.t,
+    ...(wire.n !== undefined ? { nonce: wire.n } : {}),
+  };
+  if (wire.g !== undefined && wire.s !== undefined) {
+    const engines = wire.g;
+    const sources = new Map<string, string[]>();
+    [...wire.h[0], ...wire.h[1]].forEach((id, i) =>
+      sources.set(
+        id,
+        (wire.s![i] ?? []).flatMap((j) => engines[j] ?? []),
+      ),
+    );
+    claims.sources = sources;
+  }
+  return claims;
+}
+
+/** The compact form of hit → engines: an engine table and, per hit, indexes into it. */
+function wireSources(byTeam: [string[], string[]], sources: ReadonlyMap<string, readonly string[]>): Pick<WireClaims, 'g' | 's'> {
+  const table: string[] = [];
+  const index = new Map<string, number>();
+  const s = [...byTeam[0], ...byTeam[1]].map((id) =>
+    (sources.get(id) ?? []).map((engine) => {
+      let i = index.get(engine);
+      if (i === undefined) {
+        i = table.push(engine) - 1;
+        index.set(engine, i);
+      }
+      return i;
+    }),
+  );
+  return { g: table, s };
 }
 
 /** One §7.16 feedback signal, as far as attribution reads it. */
@@ -126,7 +173,16 @@ function parseClaims(body: string): WireClaims | undefined {
   const strings = (x: unknown): x is string[] => Array.isArray(x) && x.every((s) => typeof s === 'string');
   if (!Array.isArray(arms) || arms.length !== 2 || !strings(arms)) return undefined;
   if (!Array.isArray(hits) || hits.length !== 2 || !strings(hits[0]) || !strings(hits[1])) return undefined;
-  return { v: 1, e: value.e, a: [arms[0]!, arms[1]!], h: [hits[0], hits[1]], t: value.t };
+  const wire: WireClaims = { v: 1, e: value.e, a: [arms[0]!, arms[1]!], h: [hits[0], hits[1]], t: value.t };
+  const indexes = (x: unknown): x is number[][] => Array.isArray(x) && x.every((l) => Array.isArray(l) && l.every(Number.isInteger));
+  if (strings(value.g) && indexes(value.s)) Object.assign(wire, { g: value.g, s: value.s });
+  if (typeof value.n === 'string') wire.n = value.n;
+  return wire;
+}
+
+/** 64 random bits, base64url (11 characters): an impression nonce. */
+export function impressionNonce(): string {
+  return toBase64Url(crypto.getRandomValues(new Uint8Array(8)));
 }
 
 // base64url with the runtime's btoa/atob, so this module runs anywhere (no Buffer).

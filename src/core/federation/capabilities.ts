@@ -17,6 +17,7 @@ import { positiveInt, stringArray } from '../protocol/capabilities.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
 import type { Engine } from '../upstream/engine.js';
 import type { GatewaySettings } from '../config/schema.js';
+import { reportCapability } from './experiment-report.js';
 
 /** Capabilities routed to a single engine (not fused), with the methods they gate (§7). */
 export const ROUTED_CAPABILITIES: Readonly<Record<string, readonly string[]>> = {
@@ -71,7 +72,18 @@ export function deriveCapabilities(engines: readonly Engine[], settings: Gateway
     const providers = known.filter((engine) => engine.has(key));
     caps[key] = providers.length === 1 ? { ...providers[0]!.capabilities![key]! } : {};
   }
+  advertiseExperiments(caps, settings);
   return caps;
+}
+
+/**
+ * Live experiments (experiment-*.ts): an interleave experiment takes §7.16 `feedback` (the gateway
+ * credits it even when no engine does), and the report is the vendor method `x-rcpgw/experiments`.
+ */
+function advertiseExperiments(caps: Capabilities, settings: GatewaySettings): void {
+  if (settings.experiments?.list.some((experiment) => experiment.kind === 'interleave')) caps.feedback ??= {};
+  const report = reportCapability(settings);
+  if (report !== undefined) caps['x-rcpgw'] = report;
 }
 
 /**

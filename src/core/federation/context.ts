@@ -7,8 +7,10 @@ import type { Logger } from '../observability/logger.js';
 import type { ResilienceHooks } from '../observability/hooks.js';
 import type { Engine } from '../upstream/engine.js';
 import type { RetryBudget } from '../resilience/retry.js';
+import type { ExperimentHooks } from '../experiments/hooks.js';
+import type { ExperimentRuntime } from '../experiments/runtime.js';
 
-export interface FederationHooks extends ResilienceHooks {
+export interface FederationHooks extends ResilienceHooks, ExperimentHooks {
   onLeg?: (engine: string, method: string, code: number, durationMs: number) => void;
   onDegraded?: (engine: string, reason: string) => void;
   onFanout?: (method: string, width: number) => void;
@@ -24,6 +26,8 @@ export interface FederationContext {
   hooks: FederationHooks;
   /** The gateway-wide retry budget (resilience/retry.ts); absent = no retries. */
   retryBudget?: RetryBudget;
+  /** Live experiments on this replica (core/experiments/runtime.ts); absent = none served. */
+  experiments?: ExperimentRuntime;
 }
 
 export interface DegradedEntry {

@@ -16,6 +16,7 @@ import { deriveCapabilities } from '../federation/capabilities.js';
 import type { FederationContext, FederationHooks } from '../federation/context.js';
 import { EngineSet, type ReloadOutcome } from '../ops/engine-set.js';
 import { methodHandler } from './methods.js';
+import { ExperimentRuntime } from '../experiments/runtime.js';
 import type { TransportFactory } from '../upstream/transport.js';
 
 export interface GatewayOptions {
@@ -30,11 +31,14 @@ export interface GatewayOptions {
 export class Gateway implements RcpService {
   private readonly engineSet: EngineSet<Engine>;
   private capabilitySet: InitializeResult | undefined;
+  /** Live experiments' per-replica state (shadow gates, the report's tallies); idle without experiments. */
+  private readonly experiments: ExperimentRuntime;
 
   constructor(
     config: GatewayConfig,
     private readonly options: GatewayOptions,
   ) {
+    this.experiments = new ExperimentRuntime(options.hooks);
     this.engineSet = new EngineSet(config, (engineConfig, settings) => this.createEngine(engineConfig, settings));
   }
 
@@ -109,6 +113,7 @@ export class Gateway implements RcpService {
       identity: config.gateway.name,
       hooks: this.options.hooks ?? {},
       retryBudget: this.budgetFor(config.gateway.retry),
+      experiments: this.experiments,
     };
   }
 

@@ -13,6 +13,7 @@ import { ErrorCode } from '../../core/protocol/errors.js';
 import { isCoreMethod, vendorCapabilityOf } from '../../core/protocol/methods.js';
 import type { AbortReason } from '../../core/service/contract.js';
 import type { EngineView, MetricsExposition } from '../../core/observability/engine-view.js';
+import { ExperimentMetrics } from './experiment-metrics.js';
 
 const PREFIX = 'rcpgw_';
 const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -159,6 +160,9 @@ export class GatewayMetrics implements MetricsExposition {
     labelNames: ['result'],
     registers: [this.registry],
   });
+
+  /** Live experiments' metrics (experiment-metrics.ts), in this registry. */
+  readonly experiments = new ExperimentMetrics(this.registry);
 
   private readonly requestChild = bound((method, code) => this.requests.labels(method!, code!));
   private readonly requestSecondsChild = bound((method) => this.requestSeconds.labels(method!));

@@ -132,6 +132,7 @@ export class ObservedService implements RcpService {
       onShed: (engine) => metrics.shed(engine),
       onRetry: (engine) => metrics.retry(engine),
       onRetryBudgetExhausted: (engine) => metrics.retryBudgetExhausted(engine),
+      ...metrics.experiments.hooks(),
     };
   }
 }
