@@ -13,6 +13,7 @@ import { ErrorCode } from '../../core/protocol/errors.js';
 import { isCoreMethod, vendorCapabilityOf } from '../../core/protocol/methods.js';
 import type { AbortReason } from '../../core/service/contract.js';
 import type { EngineView, MetricsExposition } from '../../core/observability/engine-view.js';
+import { registerReplicaMetrics } from './replica-metrics.js';
 
 const PREFIX = 'rcpgw_';
 const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -201,6 +202,7 @@ export class GatewayMetrics implements MetricsExposition {
     );
     perEngine('engine_queue_depth', 'Calls waiting in the engine limiter queue.', (e) => e.queueDepth);
     perEngine('engine_active_calls', 'Calls to the engine in progress (admitted by the limiter).', (e) => e.activeCalls);
+    registerReplicaMetrics(this.registry, () => this.enginesView());
   }
 
   /** Where scrape-time engine gauges read from (the gateway's current engine list). */
