@@ -24,8 +24,9 @@ export class HedgeBudget {
 
   /** Take one hedge; false when the budget is spent. */
   tryTake(): boolean {
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
+    // A hair of tolerance: ten earnings of 0.1 add up to 0.9999999999999999 in floating point.
+    if (this.tokens < 1 - 1e-9) return false;
+    this.tokens = Math.max(0, this.tokens - 1);
     return true;
   }
 
