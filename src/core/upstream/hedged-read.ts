@@ -59,7 +59,8 @@ export function hedgedRead(pool: ReplicaPool, method: string, params: JsonObject
     const deadline = startedAt + options.timeoutMs;
     const attempts: Attempt[] = [];
     let settled = false;
-    let hedgeTimer: ReturnType<typeof setTimeout> | undefined;
+    // Set once the first attempt is out (below); attempts settle asynchronously, never before.
+    const timer: { hedge?: ReturnType<typeof setTimeout> } = {};
     const parent = options.signal;
     const onParentAbort = (): void => {
       for (const attempt of attempts) attempt.controller.abort(parent?.reason);
@@ -68,7 +69,7 @@ export function hedgedRead(pool: ReplicaPool, method: string, params: JsonObject
 
     const settle = (winner: Attempt | undefined): void => {
       settled = true;
-      clearTimeout(hedgeTimer);
+      clearTimeout(timer.hedge);
       parent?.removeEventListener('abort', onParentAbort);
       const hedged = attempts.some((attempt) => attempt.kind === 'hedge');
       if (winner && hedged) pool.hedges[winner.kind === 'hedge' ? 'won' : 'lost'] += 1;
@@ -111,7 +112,7 @@ export function hedgedRead(pool: ReplicaPool, method: string, params: JsonObject
     pool.budget?.earn();
     const delay = options.onProgress || options.onLog ? undefined : pool.hedgeDelay();
     if (delay === undefined) return;
-    hedgeTimer = setTimeout(() => {
+    timer.hedge = setTimeout(() => {
       if (settled || attempts.length >= 2 || parent?.aborted) return;
       const next = pool.pick(new Set(attempts.map((a) => a.replica)));
       if (!next) return;
@@ -122,6 +123,6 @@ export function hedgedRead(pool: ReplicaPool, method: string, params: JsonObject
       pool.hedges.sent += 1;
       launch(next, 'hedge');
     }, delay);
-    (hedgeTimer as { unref?: () => void }).unref?.();
+    (timer.hedge as { unref?: () => void }).unref?.();
   });
 }
