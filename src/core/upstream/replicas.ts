@@ -9,6 +9,7 @@
  *   × EWMA latency among the replicas in rotation, fail over once to another replica when the
  *   chosen one fails at the transport (connection refused or reset, a dying process), and may be
  *   hedged (hedged-read.ts).
+ * - `ping` and `info` go to one balanced replica, once.
  * - Everything else — writes (§7.10, §7.11: may have taken effect), `feedback`, `memory/*` (a
  *   memory handle belongs to the replica that built it), `shutdown`, vendor methods — goes to the
  *   first replica in rotation in config order, once: never balanced, hedged or failed over.
@@ -71,8 +72,11 @@ export class ReplicaTransport implements UpstreamTransport, ReplicaPool {
 
   call(method: string, params: JsonObject, options: UpstreamCallOptions): Promise<JsonObject> {
     if (method === 'initialize') return this.initializeAll(params, options);
+    // A liveness probe goes to one balanced replica as it is: no hedge, and no say in the p95.
+    if (method === 'ping' || method === 'info') return this.once(this.pick()!, method, params, options);
     if (BALANCED.has(method)) return hedgedRead(this, method, params, options);
-    return this.pinned(method, params, options);
+    const first = this.replicas.find((candidate) => candidate.available) ?? this.soonestTrial()!;
+    return this.once(first, method, params, options);
   }
 
   /** Cancels are per request id and a replica ignores ids it does not know (§7.14): tell every one. */
@@ -147,9 +151,8 @@ export class ReplicaTransport implements UpstreamTransport, ReplicaPool {
     });
   }
 
-  /** A call that must reach one replica once: the first in rotation, in config order. */
-  private async pinned(method: string, params: JsonObject, options: UpstreamCallOptions): Promise<JsonObject> {
-    const replica = this.replicas.find((candidate) => candidate.available) ?? this.soonestTrial()!;
+  /** One call to one replica, never repeated (writes go to the first replica in rotation). */
+  private async once(replica: Replica, method: string, params: JsonObject, options: UpstreamCallOptions): Promise<JsonObject> {
     const startedAt = replica.begin();
     try {
       const result = await replica.transport.call(method, params, options);
