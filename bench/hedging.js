@@ -21,6 +21,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
+import { simulateHedging } from './lib/hedging-sim.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ENGINE = path.join(ROOT, 'test/engines/test-engine.mjs');
@@ -205,41 +206,73 @@ async function measureBoth(gateways, replicas) {
   );
 }
 
-async function main() {
-  const replicas = await Promise.all([0, 1, 2].map(replica));
-  const urls = replicas.map((r) => r.url);
-  const plain = await gateway('unhedged', urls, undefined);
-  const hedged = await gateway('hedged', urls, { budget: BUDGET });
-  const [without, withHedges] = await measureBoth([plain, hedged], replicas);
+/** The figures of one pair of runs (without, with hedging) as markdown table lines. */
+function table(without, withHedges) {
   const f = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
   const extra = (r) => (r.upstream - r.reads) / r.reads;
   const ratio = withHedges.p99 / without.p99;
   const h = withHedges.hedges;
-  const lines = [
+  const row = (name, r, hedges) =>
+    `| ${name} | ${r.n} | ${r.reads} | ${r.upstream} | ${f(extra(r) * 100)} % | ${f(r.p50)} | ${f(r.p99)} | ${f(r.p999)} | ${r.slow} | ${hedges} |`;
+  return [
     `| gateway | measured | reads (with warm-up) | upstream requests | extra load | p50 ms | p99 ms | p99.9 ms | ≥ ${TAIL_MS} ms | hedges sent / won / lost / denied |`,
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
-    `| balanced, no hedging | ${without.n} | ${without.reads} | ${without.upstream} | ${f(extra(without) * 100)} % | ${f(without.p50)} | ${f(without.p99)} | ${f(without.p999)} | ${without.slow} | — |`,
-    `| balanced + hedging (p95, budget ${BUDGET}) | ${withHedges.n} | ${withHedges.reads} | ${withHedges.upstream} | ${f(extra(withHedges) * 100)} % | ${f(withHedges.p50)} | ${f(withHedges.p99)} | ${f(withHedges.p999)} | ${withHedges.slow} | ${h.sent} / ${h.won} / ${h.lost} / ${h.denied} (delay ${f(h.delayMs)} ms) |`,
+    row('balanced, no hedging', without, '—'),
+    row(
+      `balanced + hedging (p95, budget ${BUDGET})`,
+      withHedges,
+      `${h.sent} / ${h.won} / ${h.lost} / ${h.denied} (delay ${f(h.delayMs)} ms)`,
+    ),
     '',
     `| ratio | value | target | verdict |`,
     '| --- | ---: | ---: | --- |',
     `| hedged p99 ÷ unhedged p99 | ${f(ratio, 2)} | ≤ 0.2 | ${ratio <= 0.2 ? 'met' : 'missed'} |`,
     `| extra upstream requests (hedged) | ${f(extra(withHedges) * 100)} % | ≤ ${BUDGET * 100} % | ${extra(withHedges) <= BUDGET ? 'met' : 'missed'} |`,
   ];
+}
+
+async function main() {
+  const replicas = await Promise.all([0, 1, 2].map(replica));
+  const urls = replicas.map((r) => r.url);
+  const plain = await gateway('unhedged', urls, undefined);
+  const hedged = await gateway('hedged', urls, { budget: BUDGET });
+  const [without, withHedges] = await measureBoth([plain, hedged], replicas);
+  await Promise.all([plain, hedged, ...replicas].map((p) => stop(p.child)));
+  const simulated = await simulateHedging(ROOT, {
+    baseMs: BASE_MS,
+    tailMs: TAIL_MS,
+    tailRate: TAIL_RATE,
+    tailReplicas: TAIL_REPLICAS,
+    budget: BUDGET,
+    requests: REQUESTS,
+    warmup: WARMUP,
+    connections: CONNECTIONS,
+    stats,
+  });
   const cpu = os.cpus()[0]?.model.trim() ?? 'unknown';
-  const header =
-    `## Hedging — ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}\n\n` +
-    `\`node bench/hedging.js\`: one engine, 3 replicas (test engines over HTTP, ${BASE_MS} ms per retrieve; ` +
-    `${TAIL_REPLICAS} of them with a ${TAIL_RATE * 100} % tail at ${TAIL_MS} ms = 20×); ${REQUESTS} retrieves per gateway over ` +
-    `${CONNECTIONS} closed-loop clients, the two gateways in alternating rounds, after ${WARMUP} warm-up each. Machine: ${cpu}, ${os.availableParallelism()} cores, ` +
-    `Node ${process.version}, load average ${os
-      .loadavg()
-      .map((x) => x.toFixed(2))
-      .join(' ')}.\n`;
-  const text = `${header}\n${lines.join('\n')}\n`;
+  const load = os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
+  const text = [
+    `## Hedging — ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}`,
+    '',
+    `\`node bench/hedging.js\`: one engine, 3 replicas (${BASE_MS} ms per retrieve; ${TAIL_REPLICAS} of them with a ` +
+      `${TAIL_RATE * 100} % tail at ${TAIL_MS} ms = 20×); ${REQUESTS} retrieves per gateway over ${CONNECTIONS} closed-loop ` +
+      `clients after ${WARMUP} warm-up each. Machine: ${cpu}, ${os.availableParallelism()} cores, Node ${process.version}, ` +
+      `load average ${load}.`,
+    '',
+    'Real processes: two gateways from dist/ (without and with `hedge`) in alternating rounds over three test engines over HTTP; upstream requests counted by the engines.',
+    '',
+    ...table(without, withHedges),
+    '',
+    'The policy alone, in process: the same replica set class over three simulated replicas (timers), so machine load does not swamp the figures.',
+    '',
+    ...table(...simulated),
+    '',
+  ].join('\n');
   process.stdout.write(`\n${text}\n`);
   if (!values.smoke && !values['no-append']) appendFileSync(values.results, `\n${text}`);
-  await Promise.all([plain, hedged, ...replicas].map((p) => stop(p.child)));
 }
 
 main().catch((err) => {
