@@ -72,7 +72,9 @@ describe('engine replicas', () => {
     expect(answers).toHaveLength(240);
     for (const res of answers) expectAnswered(res);
     const meta = await replicaMeta(gw.url);
-    expect(meta.replicas[1]).toMatchObject({ replica: 1, state: 'ejected' });
+    // Out of rotation: ejected, or (had a cooldown just run out) due for a trial it will fail.
+    expect(meta.replicas[1]!.replica).toBe(1);
+    expect(['ejected', 'trial']).toContain(meta.replicas[1]!.state);
     expect(meta.replicas[1]!.ejections).toBeGreaterThanOrEqual(1);
     expect(meta.replicas.filter((r) => r.state === 'up')).toHaveLength(2);
     // The dead replica had taken a share of the load before it died.

@@ -114,6 +114,7 @@ describe('ejection and trial', () => {
     await expect(set.call('initialize', {}, OPTIONS)).resolves.toEqual({ protocolVersion: 1 });
     expect([down.sent.length, up.sent.length]).toEqual([1, 1]);
     expect(set.snapshot().replicas.map((r) => r.state)).toEqual(['ejected', 'up']);
+    expect(set.snapshot().replicas[1]!.ewmaMs).toBeUndefined(); // a cold start says nothing of reads
     const allDown = replicaSet([new FakeTransport(refused), new FakeTransport(refused)]);
     await expect(allDown.call('initialize', {}, OPTIONS)).rejects.toMatchObject({ reason: 'transport' });
   });

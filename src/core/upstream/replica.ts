@@ -86,9 +86,12 @@ export class Replica {
     return this.now();
   }
 
-  /** The call answered (an engine's error answer is an answer: the replica is alive). */
-  answered(startedAt: number): void {
-    this.end(startedAt);
+  /**
+   * The call answered (an engine's error answer is an answer: the replica is alive). `timed`
+   * false leaves the latency average alone (initialize: a cold start says nothing of reads).
+   */
+  answered(startedAt: number, timed = true): void {
+    this.end(timed ? startedAt : undefined);
     this.faultsInRow = 0;
     this.ejectionsInRow = 0;
     this.ejectedUntil = undefined;
@@ -133,9 +136,9 @@ export class Replica {
     };
   }
 
-  private end(startedAt: number): void {
+  private end(startedAt: number | undefined): void {
     this.inFlight -= 1;
     this.trialRunning = false;
-    this.latency.record(this.now() - startedAt);
+    if (startedAt !== undefined) this.latency.record(this.now() - startedAt);
   }
 }

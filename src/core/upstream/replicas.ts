@@ -137,7 +137,7 @@ export class ReplicaTransport implements UpstreamTransport, ReplicaPool {
         const startedAt = replica.begin();
         replica.transport.call('initialize', params, options).then(
           (result) => {
-            replica.answered(startedAt);
+            replica.answered(startedAt, false);
             resolve(result); // a no-op after the first
           },
           (err: unknown) => {
