@@ -54,75 +54,107 @@ function failsOver(err: unknown): boolean {
 export function hedgedRead(pool: ReplicaPool, method: string, params: JsonObject, options: UpstreamCallOptions): Promise<JsonObject> {
   const first = pool.pick();
   if (!first) return Promise.reject(new UpstreamError('not-ready', 'no replica in rotation'));
-  return new Promise((resolve, reject) => {
-    const startedAt = pool.now();
-    const deadline = startedAt + options.timeoutMs;
-    const attempts: Attempt[] = [];
-    let settled = false;
-    // Set once the first attempt is out (below); attempts settle asynchronously, never before.
-    const timer: { hedge?: ReturnType<typeof setTimeout> } = {};
-    const parent = options.signal;
-    const onParentAbort = (): void => {
-      for (const attempt of attempts) attempt.controller.abort(parent?.reason);
-    };
-    parent?.addEventListener('abort', onParentAbort, { once: true });
+  return new Promise((resolve, reject) => new HedgedRead(pool, method, params, options, resolve, reject).start(first));
+}
 
-    const settle = (winner: Attempt | undefined): void => {
-      settled = true;
-      clearTimeout(timer.hedge);
-      parent?.removeEventListener('abort', onParentAbort);
-      const hedged = attempts.some((attempt) => attempt.kind === 'hedge');
-      if (winner && hedged) pool.hedges[winner.kind === 'hedge' ? 'won' : 'lost'] += 1;
-      // The loser is cancelled: its engine stops work it no longer needs to do.
-      for (const attempt of attempts) if (attempt.running) attempt.controller.abort(new Error('answered by another replica'));
-    };
+/** The attempts of one read and the one answer they give; settles exactly once. */
+class HedgedRead {
+  private readonly startedAt: number;
+  private readonly deadline: number;
+  private readonly attempts: Attempt[] = [];
+  private settled = false;
+  private hedgeTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly onParentAbort = (): void => {
+    for (const attempt of this.attempts) attempt.controller.abort(this.options.signal?.reason);
+  };
 
-    const launch = (replica: Replica, kind: AttemptKind): void => {
-      const attempt: Attempt = { replica, kind, controller: new AbortController(), running: true };
-      attempts.push(attempt);
-      if (parent?.aborted) attempt.controller.abort(parent.reason);
-      const begunAt = replica.begin();
-      const callOptions = { ...options, signal: attempt.controller.signal, timeoutMs: Math.max(1, Math.round(deadline - pool.now())) };
-      replica.transport.call(method, params, callOptions).then(
-        (result) => {
-          attempt.running = false;
-          replica.answered(begunAt);
-          if (settled) return;
-          pool.recordLatency(pool.now() - startedAt);
-          settle(attempt);
-          resolve(result);
-        },
-        (err: unknown) => {
-          attempt.running = false;
-          if (settled && !parent?.aborted) return replica.abandoned(begunAt);
-          replica.failed(begunAt, err);
-          if (settled) return;
-          if (failsOver(err) && attempts.length < 2 && !parent?.aborted) {
-            const next = pool.pick(new Set(attempts.map((a) => a.replica)));
-            if (next) return launch(next, 'failover');
-          }
-          if (attempts.some((a) => a.running)) return; // the other attempt may still answer
-          settle(undefined);
-          reject(err);
-        },
-      );
-    };
+  constructor(
+    private readonly pool: ReplicaPool,
+    private readonly method: string,
+    private readonly params: JsonObject,
+    private readonly options: UpstreamCallOptions,
+    private readonly resolve: (result: JsonObject) => void,
+    private readonly reject: (err: unknown) => void,
+  ) {
+    this.startedAt = pool.now();
+    this.deadline = this.startedAt + options.timeoutMs;
+  }
 
-    launch(first, 'first');
-    pool.budget?.earn();
-    const delay = options.onProgress || options.onLog ? undefined : pool.hedgeDelay();
+  start(first: Replica): void {
+    this.options.signal?.addEventListener('abort', this.onParentAbort, { once: true });
+    this.launch(first, 'first');
+    this.pool.budget?.earn();
+    // Frames of two replicas for one leg would interleave: a relaying call is never hedged.
+    const delay = this.options.onProgress || this.options.onLog ? undefined : this.pool.hedgeDelay();
     if (delay === undefined) return;
-    timer.hedge = setTimeout(() => {
-      if (settled || attempts.length >= 2 || parent?.aborted) return;
-      const next = pool.pick(new Set(attempts.map((a) => a.replica)));
-      if (!next) return;
-      if (!pool.budget!.tryTake()) {
-        pool.hedges.denied += 1;
-        return;
-      }
-      pool.hedges.sent += 1;
-      launch(next, 'hedge');
-    }, delay);
-    (timer.hedge as { unref?: () => void }).unref?.();
-  });
+    this.hedgeTimer = setTimeout(() => this.hedge(), delay);
+    (this.hedgeTimer as { unref?: () => void }).unref?.();
+  }
+
+  private get parentAborted(): boolean {
+    return this.options.signal?.aborted === true;
+  }
+
+  private launch(replica: Replica, kind: AttemptKind): void {
+    const attempt: Attempt = { replica, kind, controller: new AbortController(), running: true };
+    this.attempts.push(attempt);
+    if (this.parentAborted) attempt.controller.abort(this.options.signal?.reason);
+    const begunAt = replica.begin();
+    const timeoutMs = Math.max(1, Math.round(this.deadline - this.pool.now()));
+    replica.transport.call(this.method, this.params, { ...this.options, signal: attempt.controller.signal, timeoutMs }).then(
+      (result) => this.answered(attempt, begunAt, result),
+      (err: unknown) => this.failed(attempt, begunAt, err),
+    );
+  }
+
+  private answered(attempt: Attempt, begunAt: number, result: JsonObject): void {
+    attempt.running = false;
+    attempt.replica.answered(begunAt);
+    if (this.settled) return;
+    this.pool.recordLatency(this.pool.now() - this.startedAt);
+    this.settle(attempt);
+    this.resolve(result);
+  }
+
+  private failed(attempt: Attempt, begunAt: number, err: unknown): void {
+    attempt.running = false;
+    // Aborted because the other attempt answered: says nothing against this replica.
+    if (this.settled && !this.parentAborted) return attempt.replica.abandoned(begunAt);
+    attempt.replica.failed(begunAt, err);
+    if (this.settled) return;
+    if (failsOver(err) && this.attempts.length < 2 && !this.parentAborted) {
+      const next = this.pool.pick(this.tried());
+      if (next) return this.launch(next, 'failover');
+    }
+    if (this.attempts.some((a) => a.running)) return; // the other attempt may still answer
+    this.settle(undefined);
+    this.reject(err);
+  }
+
+  /** The hedge delay has passed with no answer: a second replica, if the budget allows. */
+  private hedge(): void {
+    if (this.settled || this.attempts.length >= 2 || this.parentAborted) return;
+    const next = this.pool.pick(this.tried());
+    if (!next) return;
+    if (!this.pool.budget!.tryTake()) {
+      this.pool.hedges.denied += 1;
+      return;
+    }
+    this.pool.hedges.sent += 1;
+    this.launch(next, 'hedge');
+  }
+
+  private settle(winner: Attempt | undefined): void {
+    this.settled = true;
+    clearTimeout(this.hedgeTimer);
+    this.options.signal?.removeEventListener('abort', this.onParentAbort);
+    if (winner && this.attempts.some((attempt) => attempt.kind === 'hedge'))
+      this.pool.hedges[winner.kind === 'hedge' ? 'won' : 'lost'] += 1;
+    // The loser is cancelled: its engine stops work it no longer needs to do.
+    for (const attempt of this.attempts) if (attempt.running) attempt.controller.abort(new Error('answered by another replica'));
+  }
+
+  private tried(): Set<Replica> {
+    return new Set(this.attempts.map((attempt) => attempt.replica));
+  }
 }
