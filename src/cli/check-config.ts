@@ -117,7 +117,7 @@ async function probe(engineConfig: EngineConfig, config: GatewayConfig, timeoutM
     transport: engineConfig.transport,
     target:
       engineConfig.transport === 'http'
-        ? (engineConfig.url ?? '')
+        ? (engineConfig.url ?? (engineConfig.urls ?? []).join(' '))
         : engineConfig.transport === 'adapter'
           ? adapterTarget(engineConfig)
           : (engineConfig.command ?? []).join(' '),

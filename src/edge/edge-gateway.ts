@@ -12,6 +12,7 @@ import { createHttpApp } from '../core/http/app.js';
 import { mountOpsRoutes, readiness } from '../core/http/health.js';
 import { AdmissionGate } from '../core/session/admission.js';
 import { FetchTransport } from '../core/upstream/fetch-transport.js';
+import { ReplicaTransport } from '../core/upstream/replicas.js';
 import type { TransportFactory } from '../core/upstream/transport.js';
 import type { ConsoleLogger } from './console-logger.js';
 import { LoggedService } from './logged-service.js';
@@ -36,13 +37,12 @@ export class EdgeGateway {
     const settings = config.gateway;
     const transports: TransportFactory = (engine) => {
       // edgeConfig refused every other transport; this only guards a config built elsewhere.
-      if (engine.transport !== 'http' || engine.url === undefined)
+      if (engine.transport !== 'http' || (engine.url === undefined && engine.urls === undefined))
         throw new Error(`engine ${engine.id}: only HTTP engines run at the edge`);
-      return new FetchTransport({
-        url: engine.url,
-        ...(engine.headers ? { headers: engine.headers } : {}),
-        ...(keepAlive ? { keepAlive } : {}),
-      });
+      const fetchTo = (url: string): FetchTransport =>
+        new FetchTransport({ url, ...(engine.headers ? { headers: engine.headers } : {}), ...(keepAlive ? { keepAlive } : {}) });
+      if (engine.urls) return new ReplicaTransport(engine.urls.map(fetchTo), engine.hedge ? { hedge: engine.hedge } : {});
+      return fetchTo(engine.url!);
     };
     const version = typeof RCPGW_VERSION === 'undefined' ? undefined : RCPGW_VERSION;
     this.gateway = new Gateway(config, { logger, transports, ...(version !== undefined ? { version } : {}) });

@@ -7,7 +7,10 @@
 //     [--id-prefix P] [--reverse] [--fault MODE] [--fault-all] [--fault-init MODE]
 //     [--delay-ms N] [--fail-code C] [--fail-rate R] [--seed S] [--retry-after-ms N]
 //     [--huge-bytes N] [--progress-frames N] [--progress-interval-ms N]
-//     [--protocol-version N] [--dump-corpus]
+//     [--protocol-version N] [--dump-corpus] [--tail-rate R] [--tail-delay-ms N]
+//
+// --tail-rate R delays that share of requests (not initialize/info/ping) by --tail-delay-ms,
+// drawn from its own seeded generator: a latency tail, on top of any fault mode.
 //
 // Fault modes: ok hang slow fail crash garbage hits-not-array hits-without-ids
 // nonnumeric-scores duplicate-ids too-many-hits wrong-id-type huge rate-limit
@@ -43,6 +46,8 @@ const DEFAULTS = {
   progressIntervalMs: 0,
   protocolVersion: 1,
   dumpCorpus: false,
+  tailRate: 0,
+  tailDelayMs: 100,
 };
 const camel = (s) => s.replace(/-([a-z])/g, (_, c) => c.toUpperCase());
 
@@ -116,6 +121,7 @@ function mulberry32(seed) {
   };
 }
 const faultRng = mulberry32(Number(OPTS.seed) || 0);
+const tailRng = mulberry32((Number(OPTS.seed) || 0) + 7919);
 const tokens = (s) =>
   String(s)
     .toLowerCase()
@@ -621,6 +627,7 @@ async function runRequest(msg, ctx) {
       await abortable(Infinity, signal);
     }
     if (mode === 'slow') await abortable(opts.delayMs, signal);
+    if (opts.tailRate > 0 && !LIFECYCLE.has(method) && tailRng() < opts.tailRate) await abortable(opts.tailDelayMs, signal);
     if (signal.aborted) throw signal.reason;
 
     let result = dispatch(method, params, ctx.session, opts);

@@ -53,6 +53,20 @@ const EngineSchema = z
     transport: z.enum(['http', 'stdio', 'adapter'], 'expected "http", "stdio" or "adapter"'),
     url: httpUrl.optional(),
     /**
+     * Replicas serving the same index (transport "http"), instead of `url`: one engine for
+     * fusion, identity, dedup, breaker and catalog; reads balanced over them (upstream/replicas.ts).
+     */
+    urls: z.array(httpUrl).min(2, 'expected two or more replica URLs (use url for one)').optional(),
+    /** Hedge slow reads to a second replica (needs `urls`); absent = no hedging. */
+    hedge: z
+      .strictObject({
+        /** Hedge after this many ms; absent = the engine's observed p95. */
+        delayMs: positiveInt.optional(),
+        /** Extra requests allowed, as a share of reads (token bucket). */
+        budget: z.number().min(0).max(1).default(0.05),
+      })
+      .optional(),
+    /**
      * A database adapter served in this process (transport "adapter"): `kind` plus its settings.
      * The runtime validates the rest (node/config/load.ts), so the core stays free of drivers.
      */
@@ -76,9 +90,10 @@ const EngineSchema = z
     writer: z.boolean().optional(),
   })
   .superRefine((engine, ctx) => {
-    if (engine.transport === 'http' && !engine.url) {
+    if (engine.transport === 'http' && !engine.url && !engine.urls) {
       ctx.addIssue({ code: 'custom', path: ['url'], message: 'expected an http(s) URL (required for transport "http")' });
     }
+    replicaProblems(engine, ctx);
     if (engine.transport === 'stdio' && !engine.command) {
       ctx.addIssue({ code: 'custom', path: ['command'], message: 'expected a command array (required for transport "stdio")' });
     }
@@ -91,6 +106,19 @@ const EngineSchema = z
     }
   });
 export type EngineConfig = z.infer<typeof EngineSchema>;
+
+/** `urls` and `hedge`: HTTP replicas only, and `url` or `urls`, not both. */
+function replicaProblems(engine: { transport: string; url?: string; urls?: string[]; hedge?: object }, ctx: z.RefinementCtx): void {
+  if (engine.urls && engine.transport !== 'http') {
+    ctx.addIssue({ code: 'custom', path: ['urls'], message: 'replica URLs are for transport "http" only' });
+  }
+  if (engine.urls && engine.url) {
+    ctx.addIssue({ code: 'custom', path: ['urls'], message: 'expected url or urls, not both' });
+  }
+  if (engine.hedge && !engine.urls) {
+    ctx.addIssue({ code: 'custom', path: ['hedge'], message: 'hedging needs replicas: list them in urls' });
+  }
+}
 
 const RouteEnginesSchema = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
 

@@ -5,6 +5,7 @@
  */
 import type { JsonObject } from '../protocol/jsonrpc.js';
 import type { Engine } from '../upstream/engine.js';
+import { VENDOR_KEY } from './vendor.js';
 
 export function catalogList(engines: readonly Engine[], exposeEndpoints: boolean): JsonObject {
   return { engines: engines.map((engine) => catalogEntry(engine, exposeEndpoints)) };
@@ -29,11 +30,14 @@ export function catalogEntry(engine: Engine, expose: boolean): JsonObject {
       ...(engine.lastError && engine.status !== 'ready' ? { lastError: engine.lastError } : {}),
     },
   };
+  // Replicas by index, never by URL: endpoints stay hidden unless exposed (§4.4 vendor key).
+  const replicaSet = engine.replicaSet;
+  if (replicaSet) (entry._meta as JsonObject)[VENDOR_KEY] = { ...replicaSet };
   // An in-process adapter has no endpoint another client could reach.
   if ((expose || engine.config.expose) && engine.config.transport !== 'adapter') {
     entry.endpoint =
       engine.config.transport === 'http'
-        ? { transport: 'http', url: engine.config.url }
+        ? { transport: 'http', url: engine.config.url ?? engine.config.urls?.[0] }
         : { transport: 'stdio', command: engine.config.command };
   }
   return entry;

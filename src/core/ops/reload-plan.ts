@@ -38,6 +38,8 @@ function connectionSettings(engine: EngineConfig, settings: GatewaySettings): un
   return canonical({
     transport: engine.transport,
     url: engine.url,
+    urls: engine.urls,
+    hedge: engine.hedge,
     command: engine.command,
     // An in-process adapter's database, table and columns: any change opens it anew.
     adapter: engine.adapter,

@@ -15,6 +15,7 @@ import type { Logger } from '../observability/logger.js';
 import { composePipeline } from './pipeline.js';
 import { sendVia } from './send.js';
 import { Supervisor, type EngineStatus } from './supervisor.js';
+import { replicaSetOf, type ReplicaSetSnapshot } from './replicas.js';
 import type { TransportEvents, TransportFactory, UpstreamTransport } from './transport.js';
 
 export type { EngineStatus };
@@ -121,6 +122,11 @@ export class Engine {
 
   get activeCalls(): number {
     return this.limiter.active;
+  }
+
+  /** Per-replica state and hedging counts of an engine with `urls` (catalog/list `_meta`, metrics). */
+  get replicaSet(): ReplicaSetSnapshot | undefined {
+    return replicaSetOf(this.transport);
   }
 
   get pid(): number | undefined {

@@ -14,6 +14,7 @@ import { isCoreMethod, vendorCapabilityOf } from '../../core/protocol/methods.js
 import type { AbortReason } from '../../core/service/contract.js';
 import type { EngineView, MetricsExposition } from '../../core/observability/engine-view.js';
 import { ExperimentMetrics } from './experiment-metrics.js';
+import { registerReplicaMetrics } from './replica-metrics.js';
 
 const PREFIX = 'rcpgw_';
 const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -205,6 +206,7 @@ export class GatewayMetrics implements MetricsExposition {
     );
     perEngine('engine_queue_depth', 'Calls waiting in the engine limiter queue.', (e) => e.queueDepth);
     perEngine('engine_active_calls', 'Calls to the engine in progress (admitted by the limiter).', (e) => e.activeCalls);
+    registerReplicaMetrics(this.registry, () => this.enginesView());
   }
 
   /** Where scrape-time engine gauges read from (the gateway's current engine list). */

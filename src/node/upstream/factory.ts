@@ -1,9 +1,11 @@
 /**
- * The Node runtime's `TransportFactory`: an undici pool for an `http` engine, a child process
- * speaking NDJSON for a `stdio` one, a database adapter in this process for an `adapter` one. The composition root (cli, operations) hands it to the
- * gateway; the core never imports a transport.
+ * The Node runtime's `TransportFactory`: an undici pool for an `http` engine (one per replica,
+ * behind a `ReplicaTransport`, when it lists `urls`), a child process speaking NDJSON for a
+ * `stdio` one, a database adapter in this process for an `adapter` one. The composition root
+ * (cli, operations) hands it to the gateway; the core never imports a transport.
  */
 import type { TransportFactory } from '../../core/upstream/transport.js';
+import { ReplicaTransport } from '../../core/upstream/replicas.js';
 import { HttpTransport } from './http.js';
 import { StdioTransport } from './stdio.js';
 import { AdapterTransport } from '../../adapters/transport.js';
@@ -11,7 +13,9 @@ import { AdapterTransport } from '../../adapters/transport.js';
 export const nodeTransports: TransportFactory = (config, limits, events) => {
   if (config.transport === 'adapter') return new AdapterTransport(config);
   if (config.transport === 'http') {
-    return new HttpTransport({ url: config.url!, connections: limits.connections, headers: config.headers });
+    const http = (url: string): HttpTransport => new HttpTransport({ url, connections: limits.connections, headers: config.headers });
+    if (config.urls) return new ReplicaTransport(config.urls.map(http), config.hedge ? { hedge: config.hedge } : {});
+    return http(config.url!);
   }
   return new StdioTransport({
     command: config.command!,

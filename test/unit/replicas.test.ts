@@ -1,0 +1,247 @@
+/**
+ * Replica sets in process (src/core/upstream/replicas.ts, hedged-read.ts, replica.ts): fake
+ * transports whose answers each test controls, on fake timers and a fake clock. Power-of-two
+ * choices, ejection and the trial, failover, hedging after the delay only, the budget, writes
+ * never repeated, the losing attempt aborted.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { HedgeBudget } from '../../src/core/resilience/hedge-budget.js';
+import { LatencyWindow } from '../../src/core/resilience/latency.js';
+import { UpstreamError } from '../../src/core/upstream/errors.js';
+import { ReplicaTransport, type ReplicaTransportOptions } from '../../src/core/upstream/replicas.js';
+import type { JsonObject } from '../../src/core/protocol/jsonrpc.js';
+import { FakeTransport, deferred, type Deferred, type Sent } from './upstream-fakes.js';
+
+const OPTIONS = { timeoutMs: 5_000, maxResponseBytes: 1_000_000 };
+
+/** A transport whose every call waits for the test, and fails as aborted when its signal fires. */
+class HeldTransport extends FakeTransport {
+  readonly held: Array<Deferred<JsonObject> & { sent: Sent; aborted: () => boolean }> = [];
+  constructor() {
+    super((sent) => {
+      const answer = deferred<JsonObject>();
+      let aborted = false;
+      sent.options.signal?.addEventListener('abort', () => {
+        aborted = true;
+        answer.reject(new UpstreamError('aborted', 'call aborted'));
+      });
+      this.held.push({ ...answer, sent, aborted: () => aborted });
+      return answer.promise;
+    });
+  }
+}
+
+const refused = (): Promise<JsonObject> => Promise.reject(new UpstreamError('transport', 'request failed: connect ECONNREFUSED'));
+
+function replicaSet(children: FakeTransport[], options: ReplicaTransportOptions = {}): ReplicaTransport {
+  return new ReplicaTransport(children, { now: () => Date.now(), ...options });
+}
+
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('power of two choices', () => {
+  it('sends a read to the less loaded of the two replicas drawn', async () => {
+    const [a, b, c] = [new HeldTransport(), new HeldTransport(), new FakeTransport()];
+    // Draws: replica 0 then (0 + 1 + 0) % 3 = replica 1, every time.
+    const set = replicaSet([a, b, c], { random: () => 0 });
+    void set.call('retrieve', { query: 'q' }, OPTIONS);
+    expect([a.sent.length, b.sent.length]).toEqual([1, 0]); // equal cost: the first drawn
+    void set.call('retrieve', { query: 'q' }, OPTIONS);
+    expect([a.sent.length, b.sent.length]).toEqual([1, 1]); // replica 0 has one in flight now
+    void set.call('retrieve', { query: 'q' }, OPTIONS);
+    expect([a.sent.length, b.sent.length, c.sent.length]).toEqual([2, 1, 0]); // never drawn
+  });
+
+  it('prefers the replica with the lower latency average at equal load', async () => {
+    const slow = new HeldTransport();
+    const fast = new FakeTransport();
+    let coin = 0; // 0 draws replica 0 first, 0.5 draws replica 1 first
+    const set = replicaSet([slow, fast], { random: () => coin });
+    const first = set.call('retrieve', {}, OPTIONS);
+    await vi.advanceTimersByTimeAsync(100);
+    slow.held[0]!.resolve({ hits: [] });
+    await first;
+    coin = 0.5;
+    await set.call('retrieve', {}, OPTIONS);
+    expect(set.snapshot().replicas.map((r) => r.ewmaMs)).toEqual([100, 0]);
+    coin = 0; // replica 0 drawn first from now on, and still not chosen
+    for (let i = 0; i < 5; i++) await set.call('retrieve', {}, OPTIONS);
+    expect([slow.sent.length, fast.sent.length]).toEqual([1, 6]);
+  });
+});
+
+describe('ejection and trial', () => {
+  it('ejects a replica after three transport faults in a row, then offers it one trial after the cooldown', async () => {
+    const bad = new FakeTransport(refused);
+    const good = new FakeTransport();
+    const set = replicaSet([bad, good], { random: () => 0, replica: { cooldownMs: 1_000 } });
+    for (let i = 0; i < 3; i++) await expect(set.call('retrieve', {}, OPTIONS)).resolves.toEqual({ ok: true }); // failed over
+    expect(bad.sent.length).toBe(3);
+    expect(set.snapshot().replicas[0]).toMatchObject({ state: 'ejected', ejections: 1, retryInMs: 1_000 });
+    for (let i = 0; i < 5; i++) await set.call('retrieve', {}, OPTIONS);
+    expect(bad.sent.length).toBe(3); // out of rotation
+
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(set.snapshot().replicas[0]!.state).toBe('trial');
+    await set.call('retrieve', {}, OPTIONS); // the trial, failed over to the good one
+    expect(bad.sent.length).toBe(4);
+    expect(set.snapshot().replicas[0]).toMatchObject({ state: 'ejected', ejections: 2, retryInMs: 2_000 }); // twice as long
+
+    await vi.advanceTimersByTimeAsync(2_000);
+    bad.answer = () => Promise.resolve({ ok: 'back' });
+    await expect(set.call('retrieve', {}, OPTIONS)).resolves.toEqual({ ok: 'back' });
+    expect(set.snapshot().replicas[0]!.state).toBe('up');
+  });
+
+  it('never ejects for the caller’s own errors or aborts', async () => {
+    const picky = new FakeTransport(() => Promise.reject(new UpstreamError('remote-error', 'bad k', { code: -32602, message: 'bad k' })));
+    const set = replicaSet([picky, new FakeTransport()], { random: () => 0 });
+    for (let i = 0; i < 5; i++) await expect(set.call('retrieve', {}, OPTIONS)).rejects.toMatchObject({ reason: 'remote-error' });
+    expect(picky.sent.length).toBe(5); // an error answer is an answer: never failed over
+    expect(set.snapshot().replicas[0]!.state).toBe('up');
+  });
+
+  it('sends initialize to every replica; one that fails it starts ejected while the engine answers', async () => {
+    const down = new FakeTransport(refused);
+    const up = new FakeTransport(() => Promise.resolve({ protocolVersion: 1 }));
+    const set = replicaSet([down, up]);
+    await expect(set.call('initialize', {}, OPTIONS)).resolves.toEqual({ protocolVersion: 1 });
+    expect([down.sent.length, up.sent.length]).toEqual([1, 1]);
+    expect(set.snapshot().replicas.map((r) => r.state)).toEqual(['ejected', 'up']);
+    expect(set.snapshot().replicas[1]!.ewmaMs).toBeUndefined(); // a cold start says nothing of reads
+    const allDown = replicaSet([new FakeTransport(refused), new FakeTransport(refused)]);
+    await expect(allDown.call('initialize', {}, OPTIONS)).rejects.toMatchObject({ reason: 'transport' });
+  });
+});
+
+describe('failover', () => {
+  it('answers a read from another replica when the chosen one refuses the connection', async () => {
+    const dead = new FakeTransport(refused);
+    const alive = new FakeTransport(() => Promise.resolve({ hits: ['x'] }));
+    const set = replicaSet([dead, alive], { random: () => 0 });
+    await expect(set.call('retrieve', {}, OPTIONS)).resolves.toEqual({ hits: ['x'] });
+    expect([dead.sent.length, alive.sent.length]).toEqual([1, 1]);
+  });
+
+  it('fails over once only', async () => {
+    const set = replicaSet([new FakeTransport(refused), new FakeTransport(refused), new FakeTransport(refused)]);
+    await expect(set.call('retrieve', {}, OPTIONS)).rejects.toMatchObject({ reason: 'transport' });
+    expect(set.snapshot().replicas.reduce((sum, r) => sum + r.calls, 0)).toBe(2);
+  });
+
+  it('never repeats a write: index/add reaches the first replica in rotation once', async () => {
+    const first = new FakeTransport(refused);
+    const second = new FakeTransport();
+    const set = replicaSet([first, second], { hedge: { delayMs: 10, budget: 1 } });
+    await expect(set.call('index/add', { documents: [] }, OPTIONS)).rejects.toMatchObject({ reason: 'transport' });
+    expect([first.sent.length, second.sent.length]).toEqual([1, 0]);
+  });
+});
+
+describe('hedging', () => {
+  it('sends the hedge only once the delay has passed, takes the first answer and aborts the other', async () => {
+    const slow = new HeldTransport();
+    const fast = new HeldTransport();
+    const set = replicaSet([slow, fast], { random: () => 0, hedge: { delayMs: 50, budget: 1 } });
+    const answer = set.call('retrieve', { query: 'q' }, OPTIONS);
+    await vi.advanceTimersByTimeAsync(49);
+    expect([slow.sent.length, fast.sent.length]).toEqual([1, 0]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect([slow.sent.length, fast.sent.length]).toEqual([1, 1]);
+    expect(fast.sent[0]!.params).toEqual({ query: 'q' });
+    expect(fast.sent[0]!.options.timeoutMs).toBe(4_950); // what is left of the call's time
+    fast.held[0]!.resolve({ hits: ['from-hedge'] });
+    await expect(answer).resolves.toEqual({ hits: ['from-hedge'] });
+    expect(slow.held[0]!.aborted()).toBe(true);
+    expect(set.snapshot().hedges).toMatchObject({ sent: 1, won: 1, lost: 0 });
+    expect(set.snapshot().replicas[0]!.inFlight).toBe(0);
+  });
+
+  it('counts a hedge the first attempt beat as lost, and aborts the hedge', async () => {
+    const first = new HeldTransport();
+    const second = new HeldTransport();
+    const set = replicaSet([first, second], { random: () => 0, hedge: { delayMs: 50, budget: 1 } });
+    const answer = set.call('retrieve', {}, OPTIONS);
+    await vi.advanceTimersByTimeAsync(60);
+    first.held[0]!.resolve({ hits: ['first'] });
+    await expect(answer).resolves.toEqual({ hits: ['first'] });
+    expect(second.held[0]!.aborted()).toBe(true);
+    expect(set.snapshot().hedges).toMatchObject({ sent: 1, won: 0, lost: 1 });
+  });
+
+  it('keeps hedges within the budget: a share of the reads, denied beyond it', async () => {
+    const slow = new HeldTransport();
+    const other = new HeldTransport();
+    const set = replicaSet([slow, other], { random: () => 0, hedge: { delayMs: 10, budget: 0.1 } });
+    const answers: Array<Promise<JsonObject>> = [];
+    for (let i = 0; i < 40; i++) {
+      answers.push(set.call('retrieve', {}, OPTIONS).catch(() => ({})));
+      await vi.advanceTimersByTimeAsync(11);
+    }
+    const { hedges } = set.snapshot();
+    expect(hedges.sent).toBe(4); // 40 reads × 0.1
+    expect(hedges.sent + hedges.denied).toBe(40);
+    for (const held of [...slow.held, ...other.held]) held.resolve({});
+    await Promise.all(answers);
+  });
+
+  it('does not hedge before the engine has an observed p95, nor a call that relays progress', async () => {
+    const a = new HeldTransport();
+    const b = new HeldTransport();
+    const set = replicaSet([a, b], { random: () => 0, hedge: { budget: 1 } });
+    void set.call('retrieve', {}, OPTIONS);
+    await vi.advanceTimersByTimeAsync(4_000);
+    expect(b.sent.length).toBe(0); // no delay known yet
+    const progress = replicaSet([new HeldTransport(), new HeldTransport()], { hedge: { delayMs: 10, budget: 1 } });
+    void progress.call('retrieve', {}, { ...OPTIONS, onProgress: () => undefined });
+    await vi.advanceTimersByTimeAsync(100);
+    expect(progress.snapshot().hedges.sent).toBe(0);
+  });
+
+  it('never hedges a write', async () => {
+    const a = new HeldTransport();
+    const b = new HeldTransport();
+    const set = replicaSet([a, b], { hedge: { delayMs: 10, budget: 1 } });
+    void set.call('index/delete', { ids: ['x'] }, OPTIONS);
+    void set.call('memory/build', {}, OPTIONS);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect([a.sent.length, b.sent.length]).toEqual([2, 0]);
+  });
+
+  it('hedges after the observed p95 once enough reads were measured', async () => {
+    const a = new FakeTransport();
+    const b = new FakeTransport();
+    const set = replicaSet([a, b], { hedge: { budget: 1 } });
+    for (let i = 0; i < 20; i++) {
+      const answer = set.call('retrieve', {}, OPTIONS);
+      await vi.advanceTimersByTimeAsync(0);
+      await answer;
+    }
+    expect(set.hedgeDelay()).toBe(0);
+  });
+});
+
+describe('budget and latency window', () => {
+  it('earns a share per read, spends one per hedge, holds at most its capacity', () => {
+    const budget = new HedgeBudget(0.5, 2);
+    expect(budget.tryTake()).toBe(false);
+    budget.earn();
+    budget.earn();
+    expect(budget.tryTake()).toBe(true);
+    for (let i = 0; i < 100; i++) budget.earn();
+    expect(budget.available).toBe(2);
+  });
+
+  it('gives the p95 of the recent samples once it has enough', () => {
+    const window = new LatencyWindow(0.95, 100, 20, 1);
+    for (let i = 1; i <= 19; i++) window.record(i);
+    expect(window.quantile).toBeUndefined();
+    for (let i = 20; i <= 100; i++) window.record(i);
+    expect(window.quantile).toBe(96);
+  });
+});
