@@ -15,7 +15,7 @@ import type { Engine } from '../upstream/engine.js';
 import type { FederationContext } from './context.js';
 import { accountFailures, fanout, nothingAnswered } from './fanout.js';
 import type { RankedList } from './fusion/types.js';
-import { failureOf, onPath, stripGatewayMeta } from './leg.js';
+import { failureOf, onPath, requireHopBudget, stripGatewayMeta } from './leg.js';
 import { legParams, pagedLeg, resumeFrom, servePage, type PagedLeg } from './pages.js';
 import { routeToOne } from './routing.js';
 import { sanitizeHits, requireHitsArray } from './sanitize.js';
@@ -25,6 +25,7 @@ const HIT_OPS = new Set(['local', 'drift']);
 
 export async function federatedGraph(rawParams: JsonObject, ctx: CallContext, fed: FederationContext): Promise<JsonObject> {
   const params = parseParams(GraphParamsSchema, rawParams);
+  requireHopBudget(ctx, fed); // §16.2: graph is forwarded like retrieve
   const options = gatewayOptions(rawParams, fed.settings, { method: 'graph', headers: ctx.headers });
   if (!HIT_OPS.has(params.op) || options.engine !== undefined) return routeToOne('graph', rawParams, ctx, fed);
   const resume = resumeFrom('graph', rawParams, fed);

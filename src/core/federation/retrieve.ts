@@ -12,8 +12,9 @@ import type { Engine } from '../upstream/engine.js';
 import type { FederationContext } from './context.js';
 import { accountFailures, fanout, nothingAnswered, type FanoutOutcome, type FanoutPlan } from './fanout.js';
 import { fuse } from './fusion/fuse.js';
+import { compareCodePoints } from './fusion/order.js';
 import type { FusionMethod, RankedList } from './fusion/types.js';
-import { failureOf, onPath, relayLog, stripGatewayMeta, type LegFailure } from './leg.js';
+import { failureOf, onPath, relayLog, requireHopBudget, stripGatewayMeta, type LegFailure } from './leg.js';
 import { ProgressRelay } from './progress.js';
 import { sanitizeHits, requireHitsArray } from './sanitize.js';
 import { legParams, pagedLeg, resumeFrom, servePage, type PagedLeg, type Resume } from './pages.js';
@@ -116,18 +117,11 @@ export async function federatedRetrieve(rawParams: JsonObject, ctx: CallContext,
 
 /** Validate, then one leg per engine that can serve this retrieve. Throws when no engine can. */
 function planRetrieve(rawParams: JsonObject, ctx: CallContext, fed: FederationContext): RetrievePlan {
+  requireHopBudget(ctx, fed); // §16.2: never forward at depth 0
   const params = validateRetrieve(rawParams, fed.settings.maxK);
   const options = gatewayOptions(rawParams, fed.settings, { method: 'retrieve', headers: ctx.headers });
   const resume = resumeFrom('retrieve', rawParams, fed);
   const allowed = allowedEngines(options, fed.settings, 'retrieve', fed.engines);
-  // §16.2 hop budget: never forward at depth 0.
-  const depth = ctx.meta.federation?.depth ?? fed.settings.federationDepth;
-  if (depth <= 0) {
-    throw new RcpError(ErrorCode.BackendUnavailable, 'federation depth exhausted: the gateway has no index of its own', {
-      detail: '_meta.federation.depth is 0',
-      retryable: false,
-    });
-  }
   const path = ctx.meta.federation?.path ?? [];
   const plan: RetrievePlan = { params, options, resume, legs: new Map(), unready: [], modeSkips: 0, notes: [] };
   for (const engine of fed.engines) {
@@ -265,7 +259,7 @@ function collectLists(
 
 /** Lists in engine-id order, so fusion never depends on the order engines answered in (§16.3). */
 function byEngineIdOrder(a: RankedList, b: RankedList): number {
-  return a.engine < b.engine ? -1 : a.engine > b.engine ? 1 : 0;
+  return compareCodePoints(a.engine, b.engine);
 }
 
 export type { FusionMethod };
