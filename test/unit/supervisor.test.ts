@@ -75,7 +75,7 @@ describe('handshake', () => {
   it('offers our version and frames, keeps only object capabilities, and falls back to the engine id for a name', async () => {
     const transport = new FakeTransport(answering(() => ({ protocolVersion: 1, capabilities: { retrieve: {}, odd: 'x' } })));
     const result = await handshake(transport, { clientName: 'gw', engineId: 'e1', timeoutMs: 500, maxResponseBytes: 100 });
-    expect(result).toEqual({ server: { name: 'e1' }, capabilities: { retrieve: {} } });
+    expect(result).toEqual({ via: 'initialize', server: { name: 'e1' }, capabilities: { retrieve: {} } });
     expect(transport.sent[0]!.params).toMatchObject({
       protocolVersion: 1,
       client: { name: 'gw' },

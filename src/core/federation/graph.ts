@@ -13,6 +13,7 @@ import type { CallContext } from '../service/contract.js';
 import { UpstreamError } from '../upstream/errors.js';
 import type { Engine } from '../upstream/engine.js';
 import type { FederationContext } from './context.js';
+import { fusionLegDepth } from './depth.js';
 import { accountFailures, fanout, nothingAnswered } from './fanout.js';
 import type { RankedList } from './fusion/types.js';
 import { failureOf, onPath, requireHopBudget, stripGatewayMeta } from './leg.js';
@@ -42,7 +43,7 @@ export async function federatedGraph(rawParams: JsonObject, ctx: CallContext, fe
   );
   if (engines.length === 0) throw RcpError.optionUnsupported('op', `no engine advertises graph op "${params.op}"`);
 
-  const firstK = Math.ceil(k * fed.settings.fusionHeadroom);
+  const firstK = fusionLegDepth(k, fed.settings);
   const legs = new Map<Engine, PagedLeg>();
   for (const engine of engines) {
     // `graph` has no advertised k limit: an engine that clamps answers short, which ends its list.

@@ -154,8 +154,8 @@ export function failureOf(engine: Engine, error: UpstreamError, ctx: CallContext
   } else if (error.cancelledByEngine) {
     reason = 'engine-cancelled'; // the engine gave up on its own: this leg failed (noted), not the call
   } else if (error.reason === 'remote-error' && error.remote) {
-    // The engine refused this request as the caller's error (§12.2 not retryable): a note, never an engine fault.
-    reason = error.isClientError ? 'rejected' : 'engine-error';
+    // Its code is kept; a caller's error (§12.2 not retryable) never counted against the engine.
+    reason = 'engine-error';
   }
   return { engine: engine.id, code, reason, detail: error.message.slice(0, 300), error };
 }

@@ -11,6 +11,7 @@ import { UpstreamError } from '../upstream/errors.js';
 import type { Engine } from '../upstream/engine.js';
 import type { FederationContext } from './context.js';
 import { accountFailures, fanout, nothingAnswered, type FanoutOutcome, type FanoutPlan } from './fanout.js';
+import { fusionLegDepth } from './depth.js';
 import { fuse } from './fusion/fuse.js';
 import { compareCodePoints } from './fusion/order.js';
 import type { FusionMethod, RankedList } from './fusion/types.js';
@@ -165,11 +166,13 @@ function addLeg(plan: RetrievePlan, engine: Engine, path: readonly string[], ctx
     omit = ['mode'];
     plan.notes.push(`engine ${engine.id} asked without mode "${params.mode}" (unsupported; strict:false)`);
   }
-  // Ask for fusion headroom, never beyond the engine's maxK, never beyond rerank.topN (§3.3).
+  // The fusion depth (depth.ts), never beyond the engine's maxK, nor the funnel the client set
+  // (§3.3: candidateK ≥ rerank.topN ≥ k, so an engine is never asked for more than either).
   const topN = params.rerank ? params.rerank.topN : undefined;
+  const funnel = Math.min(topN ?? Infinity, params.candidateK ?? Infinity);
   const engineMax = positiveInt(cap.maxK);
-  const legK = Math.min(Math.ceil(params.k * fed.settings.fusionHeadroom), topN ?? Infinity, engineMax ?? Infinity);
-  const callCap = Math.min(topN ?? Infinity, engineMax ?? Infinity, fed.settings.pageMaxDepth);
+  const legK = Math.min(fusionLegDepth(params.k, fed.settings), funnel, engineMax ?? Infinity);
+  const callCap = Math.min(funnel, engineMax ?? Infinity, fed.settings.pageMaxDepth);
   const paged = pagedLeg(plan.resume, engine.id, Math.max(1, legK), callCap, fed.settings.pageMaxDepth);
   plan.legs.set(engine, { engine, ...paged, ...(omit ? { omit } : {}) });
 }
