@@ -72,7 +72,10 @@ function bestContribution(contributions: readonly Contribution[]): Contribution 
   let best = contributions[0]!;
   for (let i = 1; i < contributions.length; i++) {
     const c = contributions[i]!;
-    if (c.rank < best.rank || (c.rank === best.rank && (c.weight > best.weight || (c.weight === best.weight && compareCodePoints(c.engine, best.engine) < 0)))) {
+    if (
+      c.rank < best.rank ||
+      (c.rank === best.rank && (c.weight > best.weight || (c.weight === best.weight && compareCodePoints(c.engine, best.engine) < 0)))
+    ) {
       best = c;
     }
   }
