@@ -5,7 +5,7 @@
  * `neighbors`) return one engine's view of its own graph and route to one engine (routing.ts),
  * as does any op sent to an engine the client names.
  */
-import { RcpError } from '../protocol/errors.js';
+import { ErrorCode, RcpError } from '../protocol/errors.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
 import { GraphParamsSchema, parseParams } from '../protocol/params.js';
 import { stringArray } from '../protocol/capabilities.js';
@@ -33,15 +33,24 @@ export async function federatedGraph(rawParams: JsonObject, ctx: CallContext, fe
   const k = Math.min(params.k ?? 10, fed.settings.maxK);
   const path = ctx.meta.federation?.path ?? [];
   const allowed = allowedEngines(options, fed.settings, 'graph', fed.engines);
-  const engines = fed.engines.filter(
+  const capable = fed.engines.filter(
     (engine) =>
       engine.capabilities !== undefined &&
       stringArray(engine.capabilities.graph?.ops).includes(params.op) &&
-      !onPath(engine, path) &&
       (allowed === undefined || allowed.has(engine.id)) &&
       (resume === undefined || resume.engines.includes(engine.id)),
   );
-  if (engines.length === 0) throw RcpError.optionUnsupported('op', `no engine advertises graph op "${params.op}"`);
+  if (capable.length === 0) throw RcpError.optionUnsupported('op', `no engine advertises graph op "${params.op}"`);
+  // §16.2: an engine already on the path is skipped and the cycle noted.
+  const engines = capable.filter((engine) => !onPath(engine, path));
+  const cycleNotes = capable
+    .filter((engine) => onPath(engine, path))
+    .map((engine) => `engine ${engine.id} skipped: already on the federation path (cycle, §16.2)`);
+  if (engines.length === 0) {
+    throw new RcpError(ErrorCode.BackendUnavailable, `every engine advertising graph op "${params.op}" is on the federation path (cycle)`, {
+      retryable: false,
+    });
+  }
 
   const firstK = fusionLegDepth(k, fed.settings);
   const legs = new Map<Engine, PagedLeg>();
@@ -65,7 +74,7 @@ export async function federatedGraph(rawParams: JsonObject, ctx: CallContext, fe
   const lists: RankedList[] = [];
   const firstAnswers = new Map<string, { result: JsonObject; asked: number }>();
   const failures = [...outcome.failures];
-  const notes: string[] = [...outcome.notes];
+  const notes: string[] = [...cycleNotes, ...outcome.notes];
   const followups = new Followups();
   for (const success of [...outcome.successes].sort((a, b) => (a.engine.id < b.engine.id ? -1 : 1))) {
     const asked = legs.get(success.engine)!.k;
