@@ -107,7 +107,7 @@ export function gatewayFault(fed: FederationContext, err: unknown, where: Record
   if (err instanceof RcpError) return err;
   const error = err instanceof Error ? err : new Error(String(err));
   fed.logger.error({ ...where, err: { message: error.message, stack: error.stack } }, 'gateway error');
-  return new RcpError(ErrorCode.InternalError, 'internal error', { retryable: true, detail: 'gateway error' });
+  return new RcpError(ErrorCode.InternalError, 'internal error', { detail: 'gateway error' });
 }
 
 function legCall(scope: LegScope, engine: Engine, method: string, params: JsonObject, options: LegOptions): UpstreamCall {

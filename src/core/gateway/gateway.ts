@@ -101,7 +101,7 @@ export class Gateway implements RcpService {
         // A fault of the gateway's own code: -32603 to the client, the stack in the log.
         const error = err instanceof Error ? err : new Error(String(err));
         this.options.logger.error({ method, err: { message: error.message, stack: error.stack } }, 'gateway error');
-        throw new RcpError(ErrorCode.InternalError, 'internal error', { retryable: true, detail: 'gateway error' });
+        throw new RcpError(ErrorCode.InternalError, 'internal error', { detail: 'gateway error' });
       });
   }
 
