@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { fetch } from 'undici';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { loadCranfieldEval, evaluateRun } = await import(pathToFileURL(path.join(ROOT, 'dist/demo/eval/cranfield.js')).href);

@@ -42,7 +42,10 @@ function run(strategy, depth) {
   const out = new Map();
   for (const q of perQuery) {
     const lists = q.lists.map((l) => ({ ...l, hits: l.hits.slice(0, depth) }));
-    out.set(q.id, fuse(lists, strategy, { k: 10, rrfK: 60, dedup: 'id' }).hits.map((h) => String(h.id)));
+    out.set(
+      q.id,
+      fuse(lists, strategy, { k: 10, rrfK: 60, dedup: 'id' }).hits.map((h) => String(h.id)),
+    );
   }
   return evaluateRun(out, evalSet.judgements);
 }
