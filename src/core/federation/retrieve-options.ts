@@ -49,8 +49,11 @@ export function optionSupport(caps: readonly Capabilities[]): OptionSupport {
   const retrieve = caps.map((c) => c.retrieve ?? {});
   const every = (key: string): boolean => retrieve.length > 0 && retrieve.every((r) => r[key] === true);
   const rerankBuiltin = every('rerankBuiltin');
+  const filter = caps.length > 0 && caps.every((c) => isJsonObject(c.filter)) ? commonFilter(caps.map((c) => c.filter!)) : undefined;
+  // No field every engine filters on is no filter at all.
+  const filterable = filter !== undefined && (Array.isArray(filter.fields) ? filter.fields : Object.keys(filter.fields)).length > 0;
   return {
-    ...(caps.length > 0 && caps.every((c) => isJsonObject(c.filter)) ? { filter: commonFilter(caps.map((c) => c.filter!)) } : {}),
+    ...(filterable ? { filter } : {}),
     rerankBuiltin,
     rerankMethods: rerankBuiltin ? common(caps.map((c) => stringArray(c.rerank?.methods))) : [],
     mmr: every('mmr'),
