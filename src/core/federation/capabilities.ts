@@ -40,8 +40,7 @@ export function deriveCapabilities(engines: readonly Engine[], settings: Gateway
     const fanout = retrieveFanout(retrievers, settings);
     caps.retrieve = advertisedRetrieve(fanout, settings);
     const filter = optionSupport(fanout.map((engine) => engine.capabilities!)).filter;
-    if (filter && (Array.isArray(filter.fields) ? filter.fields.length : Object.keys(filter.fields).length) > 0)
-      caps.filter = { ...filter };
+    if (filter) caps.filter = { ...filter };
     caps.pagination = {};
   }
   caps.catalog = { engines: engines.length };
