@@ -8,9 +8,17 @@
 //     [--delay-ms N] [--fail-code C] [--fail-rate R] [--seed S] [--retry-after-ms N]
 //     [--huge-bytes N] [--progress-frames N] [--progress-interval-ms N]
 //     [--protocol-version N] [--dump-corpus] [--tail-rate R] [--tail-delay-ms N]
+//     [--single-session] [--strict-options]
 //
 // --tail-rate R delays that share of requests (not initialize/info/ping) by --tail-delay-ms,
 // drawn from its own seeded generator: a latency tail, on top of any fault mode.
+// --single-session (HTTP): one session per process, like the reference SDK HTTP servers: the
+//   first `initialize` opens it, every later one is -32600 (§13), and calls before it are -32001.
+// --strict-options: `retrieve` rejects options its capabilities do not advertise (§7.7, §8):
+//   filter/rerank/mmr/fusion/tokenBudget/unit → -32005 `data.option`, a filter field → -32602
+//   `data.field`. Without it the engine ignores options it does not know (as many do).
+// A `filter` capability makes `retrieve` apply filters (§8) over each document's `meta` plus
+//   `len` (its number of terms).
 //
 // Fault modes: ok hang slow fail crash garbage hits-not-array hits-without-ids
 // nonnumeric-scores duplicate-ids too-many-hits wrong-id-type huge rate-limit
@@ -48,6 +56,8 @@ const DEFAULTS = {
   dumpCorpus: false,
   tailRate: 0,
   tailDelayMs: 100,
+  singleSession: false,
+  strictOptions: false,
 };
 const camel = (s) => s.replace(/-([a-z])/g, (_, c) => c.toUpperCase());
 
@@ -236,6 +246,57 @@ const strArray = (v, field) => {
   return v;
 };
 
+// ---------------------------------------------------------------- options --
+/** --strict-options: §7.7 "MUST return -32005 rather than silently degrade"; §8 fields → -32602. */
+function refuseUnadvertised(p, cap) {
+  const unsupported = (option) => new RpcError(-32005, `option ${option} not supported`, { option });
+  if (p.filter !== undefined && p.filter !== null) {
+    if (!CAPS.filter) throw unsupported('filter');
+    const fields = Array.isArray(CAPS.filter.fields) ? CAPS.filter.fields : Object.keys(CAPS.filter.fields ?? {});
+    for (const field of filterFields(p.filter)) if (!fields.includes(field)) throw invalid(`filter.${field}`, 'field not advertised');
+  }
+  if (isObj(p.rerank) && cap.rerankBuiltin !== true) throw unsupported('rerank');
+  if (p.mmr !== undefined && p.mmr !== null && cap.mmr !== true) throw unsupported('mmr');
+  if (isObj(p.fusion) && !(cap.fusion ?? []).includes(p.fusion.method)) throw unsupported('fusion');
+  if (p.tokenBudget !== undefined && p.tokenBudget !== null && cap.tokenBudget !== true) throw unsupported('tokenBudget');
+  if (typeof p.unit === 'string' && !(cap.units ?? ['chunk', 'passage']).includes(p.unit)) throw unsupported('unit');
+}
+function filterFields(node) {
+  if (!isObj(node)) return [];
+  if (Array.isArray(node.and) || Array.isArray(node.or)) return (node.and ?? node.or).flatMap(filterFields);
+  if (node.not !== undefined) return filterFields(node.not);
+  return typeof node.field === 'string' ? [node.field] : [];
+}
+/** §8 filter evaluation (the operators a test needs). */
+function matches(node, doc) {
+  if (Array.isArray(node.and)) return node.and.every((n) => matches(n, doc));
+  if (Array.isArray(node.or)) return node.or.some((n) => matches(n, doc));
+  if (node.not !== undefined) return !matches(node.not, doc);
+  const v = doc[node.field];
+  switch (node.op) {
+    case 'eq':
+      return v === node.value;
+    case 'ne':
+      return v !== node.value;
+    case 'gt':
+      return v > node.value;
+    case 'gte':
+      return v >= node.value;
+    case 'lt':
+      return v < node.value;
+    case 'lte':
+      return v <= node.value;
+    case 'in':
+      return Array.isArray(node.value) && node.value.includes(v);
+    case 'nin':
+      return Array.isArray(node.value) && !node.value.includes(v);
+    case 'exists':
+      return (v !== undefined) === (node.value !== false);
+    default:
+      throw new RpcError(-32005, `filter operator ${node.op} not supported`, { option: 'filter.op' });
+  }
+}
+
 // ---------------------------------------------------------------- methods --
 // §7 roster: method → gating capability (null = always callable).
 const METHODS = {
@@ -309,8 +370,11 @@ function dispatch(method, p, session, opts) {
         if (p.strict !== false) throw new RpcError(-32005, `mode ${p.mode} not supported`, { option: String(p.mode), field: 'mode' });
         notes.push(`mode ${p.mode} unsupported; fell back to ${(cap.modes ?? ['sparse'])[0]}`);
       }
+      if (OPTS.strictOptions) refuseUnadvertised(p, cap);
       let list = rank(q, opts);
       if (typeof p.minScore === 'number') list = list.filter((x) => x.s >= p.minScore);
+      if (CAPS.filter && isObj(p.filter))
+        list = list.filter((x) => matches(p.filter, { ...(x.d.meta ?? {}), len: tokens(x.d.text).length }));
       let offset = 0;
       if (CAPS.pagination && p.cursor !== undefined) {
         // §10
@@ -774,6 +838,9 @@ function startStdio() {
 }
 
 // ------------------------------------------------------------------- http --
+/** --single-session: the one session of this process (reference SDK HTTP servers keep one). */
+const SHARED_SESSION = { initialized: false, clientCaps: {}, stateless: false };
+
 function startHttp() {
   // §5.2 — stateless, implicitly initialized
   const server = http.createServer((req, res) => {
@@ -821,7 +888,7 @@ async function handleHttp(req, res) {
   } catch {
     return sendJson(res, 200, errFrame(null, -32700, 'Parse error'));
   }
-  const session = { initialized: true, clientCaps: {}, stateless: true };
+  const session = OPTS.singleSession ? SHARED_SESSION : { initialized: true, clientCaps: {}, stateless: true };
   if (Array.isArray(msg)) {
     const r = await runBatch(msg, { session, transport: 'http', headers, notify: () => {}, progressOk: false });
     if (!r) {

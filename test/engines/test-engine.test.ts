@@ -199,6 +199,38 @@ describe('test engine over HTTP', () => {
     expect(JSON.parse(mismatch.text).error.code).toBe(-32600);
   });
 
+  it('--single-session keeps one session per process (-32001 before it, -32600 for a second initialize)', async () => {
+    const e = await httpEngine(['--id', 'one', '--single-session']);
+    expect((await rpc(e.url, 'retrieve', { query: 'fusion', k: 1 })).error?.code).toBe(-32001);
+    expect((await rpc(e.url, 'info', {})).result?.server).toMatchObject({ name: 'test-engine-one' });
+    expect((await rpc(e.url, 'initialize', INIT)).result?.protocolVersion).toBe(1);
+    expect((await rpc(e.url, 'initialize', INIT)).error?.code).toBe(-32600);
+    expect(hitsOf(await rpc(e.url, 'retrieve', { query: 'fusion', k: 1 }))).toHaveLength(1);
+  });
+
+  it('--strict-options rejects unadvertised retrieve options; without it they are ignored; filter applies when advertised', async () => {
+    const caps = { retrieve: { maxK: 50 }, filter: { fields: { len: 'int' } } };
+    const [strict, lax] = await Promise.all([
+      httpEngine(['--id', 'strict', '--strict-options', '--caps', JSON.stringify(caps)]),
+      httpEngine(['--id', 'lax']),
+    ]);
+    const q = { query: 'retrieval ranking fusion vector sparse graph', k: 10 };
+    expect((await rpc(strict.url, 'retrieve', { ...q, mmr: { lambda: 0.5 } })).error).toMatchObject({
+      code: -32005,
+      data: { option: 'mmr' },
+    });
+    expect((await rpc(strict.url, 'retrieve', { ...q, filter: { field: 'lang', op: 'eq', value: 'en' } })).error).toMatchObject({
+      code: -32602,
+      data: { field: 'filter.lang' },
+    });
+    const filtered = hitsOf(await rpc(strict.url, 'retrieve', { ...q, filter: { field: 'len', op: 'gte', value: 5 } }));
+    expect(filtered.length).toBeGreaterThan(0);
+    for (const hit of filtered) expect(hit.text!.split(' ').length).toBeGreaterThanOrEqual(5);
+    expect(
+      hitsOf(await rpc(lax.url, 'retrieve', { ...q, mmr: { lambda: 0.5 }, filter: { field: 'len', op: 'gte', value: 99 } })),
+    ).toHaveLength(10);
+  });
+
   it('answers as SSE (progress frames then final) only when Accept asks for it', async () => {
     const e = await httpEngine([]);
     const s = await rpcSse(e.url, 'retrieve', { query: 'stream token', k: 3 }, { progressToken: 11 });

@@ -49,7 +49,8 @@ describe('fan-out', () => {
     const a = new FakeEngine('a');
     const b = new FakeEngine('b');
     const embedOnly = new FakeEngine('embedder', { capabilities: { embed: { dimension: 3 } } });
-    const gw = await gatewayOver([a, b, embedOnly]);
+    // k (4) past the fusion depth (2): each engine is asked for k × fusionHeadroom.
+    const gw = await gatewayOver([a, b, embedOnly], { gateway: { fusionDepth: 2 } });
     const result = await retrieve(gw, { query: 'q', k: 4, _meta: { deadlineMs: 5_000 } });
 
     expect(result._meta.engines).toEqual(['a', 'b']);

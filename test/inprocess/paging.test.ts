@@ -17,7 +17,8 @@ interface Page {
   _meta: { engines: string[] };
 }
 
-const SETTINGS = { cursorSecret: 'in-process-paging-secret', retry: { budgetRatio: 0, minPerWindow: 0 } };
+// fusionDepth 6: each engine's window is 6 hits (capped by its maxK) whatever the page size.
+const SETTINGS = { cursorSecret: 'in-process-paging-secret', fusionDepth: 6, retry: { budgetRatio: 0, minPerWindow: 0 } };
 
 let running: InProcessGateway | undefined;
 afterEach(async () => {
@@ -73,7 +74,7 @@ describe('cursor round trip', () => {
     const { deep, paged } = engines();
     running = await startInProcess([deep, paged], { gateway: SETTINGS });
     const pages = await pageThrough(running, { query: 'q', k: 3 });
-    // Window per engine: k × fusionHeadroom (2) = 6, capped by maxK (4 for `paged`).
+    // Window per engine: fusionDepth = 6, capped by maxK (4 for `paged`).
     const big = fuse(
       [
         { engine: 'deep', weight: 1, hits: defaultHits('deep', 6) },

@@ -113,7 +113,8 @@ beforeAll(async () => {
           command: stdioEngineCommand(['--id', 'bad-stdio', '--id-prefix', 's-', '--control', stdioControl, '--events', stdioEvents]),
         },
       ],
-      gateway: { deadlineMs: 5_000, engineTimeoutMs: 5_000, logLevel: 'warn' },
+      // fusionDepth 8: each engine is asked for 8 hits (the too-many-hits engine answers 3 × 8).
+      gateway: { deadlineMs: 5_000, engineTimeoutMs: 5_000, logLevel: 'warn', fusionDepth: 8 },
     },
   });
 });

@@ -33,7 +33,8 @@ beforeAll(async () => {
       '--reverse',
     ]),
   ]);
-  gw = await fleet.gateway([{ engine: deep }, { engine: paged }], { cursorSecret: SECRET });
+  // fusionDepth 6: each engine's window is 6 hits (capped by its maxK) whatever the page size.
+  gw = await fleet.gateway([{ engine: deep }, { engine: paged }], { cursorSecret: SECRET, fusionDepth: 6 });
 });
 
 afterAll(async () => {
@@ -83,7 +84,7 @@ describe('paging a fused result', () => {
   it('the pages of the first window are exactly one big fusion of that window', async () => {
     const k = 3;
     const pages = await pageThrough('retrieve', { query: QUERY, k });
-    // Window per engine: k × fusionHeadroom (2), capped by the engine's maxK.
+    // Window per engine: fusionDepth (6), capped by the engine's maxK.
     const [d, p] = await Promise.all([
       rpc<Page>(deep.url, 'retrieve', { query: QUERY, k: 6 }, { validate: false }),
       rpc<Page>(paged.url, 'retrieve', { query: QUERY, k: 4 }, { validate: false }),

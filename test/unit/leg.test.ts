@@ -1,7 +1,8 @@
 /**
  * `runLeg`, the one path every fan-out leg, routed call and write takes to an engine: what it
  * sends (federation path, trace, deadline), what it reports to the hooks, and how a failure
- * comes back (an UpstreamError classified for `_meta.degraded`, never a rejection).
+ * comes back (an UpstreamError classified for `_meta.degraded`; a rejection only for the
+ * gateway's own fault).
  */
 import { describe, expect, it } from 'vitest';
 import { ConfigSchema } from '../../src/core/config/schema.js';
@@ -9,9 +10,11 @@ import type { JsonObject } from '../../src/core/protocol/jsonrpc.js';
 import type { CallContext } from '../../src/core/service/contract.js';
 import type { FederationContext } from '../../src/core/federation/context.js';
 import { legScope, runLeg } from '../../src/core/federation/leg.js';
+import { outcomeOf } from '../../src/core/resilience/breaker.js';
 import { RetryBudget } from '../../src/core/resilience/retry.js';
 import { Engine } from '../../src/core/upstream/engine.js';
 import { UpstreamError } from '../../src/core/upstream/errors.js';
+import { RcpError } from '../../src/core/protocol/errors.js';
 import { FakeTransport, silent, type Sent } from './upstream-fakes.js';
 
 const INIT = { protocolVersion: 1, server: { name: 'fake' }, capabilities: { retrieve: {} } };
@@ -81,10 +84,25 @@ describe('runLeg', () => {
     await engine.stop();
   });
 
-  it('turns anything else thrown into a malformed UpstreamError', async () => {
-    const { engine, fed, ctx } = await setup(() => Promise.reject(new TypeError('boom')));
-    const outcome = await runLeg(legScope(ctx, fed), engine, 'retrieve', {});
-    expect(outcome).toMatchObject({ ok: false, error: { reason: 'malformed', message: 'boom' } });
+  it("rejects with -32603 for anything else thrown (the gateway's own fault, logged with its stack), never an engine's malformed answer", async () => {
+    const { engine, fed, ctx, legs } = await setup(() => Promise.reject(new TypeError('boom')));
+    const logged: Array<{ fields: Record<string, unknown>; message?: string }> = [];
+    const scope = legScope(ctx, { ...fed, logger: { ...silent, error: (fields, message) => logged.push({ fields, message }) } });
+    const err = await runLeg(scope, engine, 'retrieve', {}).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(RcpError);
+    expect(err).toMatchObject({ code: -32603 });
+    expect(logged).toEqual([
+      {
+        fields: { engine: 'e1', method: 'retrieve', err: { message: 'boom', stack: expect.stringContaining('TypeError: boom') } },
+        message: 'gateway error',
+      },
+    ]);
+    expect(legs).toEqual([]); // not an engine's leg outcome
+    // Nothing held against the engine: the breaker does not count the gateway's own exceptions.
+    expect(outcomeOf(new TypeError('boom'))).toBe('neutral');
     await engine.stop();
   });
 

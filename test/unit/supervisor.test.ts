@@ -75,13 +75,28 @@ describe('handshake', () => {
   it('offers our version and frames, keeps only object capabilities, and falls back to the engine id for a name', async () => {
     const transport = new FakeTransport(answering(() => ({ protocolVersion: 1, capabilities: { retrieve: {}, odd: 'x' } })));
     const result = await handshake(transport, { clientName: 'gw', engineId: 'e1', timeoutMs: 500, maxResponseBytes: 100 });
-    expect(result).toEqual({ server: { name: 'e1' }, capabilities: { retrieve: {} } });
+    expect(result).toEqual({ via: 'initialize', server: { name: 'e1' }, capabilities: { retrieve: {} } });
     expect(transport.sent[0]!.params).toMatchObject({
       protocolVersion: 1,
       client: { name: 'gw' },
       capabilities: { streaming: {}, log: {} },
     });
     expect(transport.sent[0]!.options).toMatchObject({ timeoutMs: 500, maxResponseBytes: 100 });
+  });
+
+  it('falls back to info when the engine refuses a second initialize with -32600 (§13, §7.2), and only then', async () => {
+    const refusing = (code: number) =>
+      new FakeTransport((sent) =>
+        sent.method === 'initialize'
+          ? Promise.reject(new UpstreamError('remote-error', 'already initialized', { code, message: 'already initialized' }))
+          : Promise.resolve({ protocolVersion: 1, server: { name: 'sdk' }, capabilities: { retrieve: { maxK: 9 } } }),
+      );
+    const options = { clientName: 'gw', engineId: 'e1', timeoutMs: 500, maxResponseBytes: 100 };
+    const transport = refusing(-32600);
+    expect(await handshake(transport, options)).toEqual({ via: 'info', server: { name: 'sdk' }, capabilities: { retrieve: { maxK: 9 } } });
+    expect(transport.sent.map((sent) => sent.method)).toEqual(['initialize', 'info']);
+    // Any other refusal is a failed initialize (the engine stays down and is retried).
+    await expect(handshake(refusing(-32002), options)).rejects.toMatchObject({ reason: 'remote-error' });
   });
 
   it('refuses an answer without a usable protocolVersion', async () => {

@@ -16,6 +16,7 @@ import type { Capabilities } from '../protocol/capabilities.js';
 import { positiveInt, stringArray } from '../protocol/capabilities.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
 import type { Engine } from '../upstream/engine.js';
+import { optionSupport } from './retrieve-options.js';
 import type { GatewaySettings } from '../config/schema.js';
 import { reportCapability } from './experiment-report.js';
 
@@ -37,11 +38,10 @@ export function deriveCapabilities(engines: readonly Engine[], settings: Gateway
 
   const retrievers = known.filter((engine) => engine.has('retrieve'));
   if (retrievers.length > 0 || engines.length > known.length) {
-    const modes = new Set<string>();
-    for (const engine of retrievers) for (const mode of stringArray(engine.capabilities!.retrieve!.modes)) modes.add(mode);
-    const retrieve: JsonObject = { maxK: settings.maxK };
-    if (modes.size > 0) retrieve.modes = [...modes].sort();
-    caps.retrieve = retrieve;
+    const fanout = retrieveFanout(retrievers, settings);
+    caps.retrieve = advertisedRetrieve(fanout, settings);
+    const filter = optionSupport(fanout.map((engine) => engine.capabilities!)).filter;
+    if (filter) caps.filter = { ...filter };
     caps.pagination = {};
   }
   caps.catalog = { engines: engines.length };
@@ -74,6 +74,59 @@ export function deriveCapabilities(engines: readonly Engine[], settings: Gateway
   }
   advertiseExperiments(caps, settings);
   return caps;
+}
+
+/** The engines a plain `retrieve` fans out to: its configured route's, else every retriever. */
+function retrieveFanout(retrievers: readonly Engine[], settings: GatewaySettings): Engine[] {
+  const routed = routeEngineIds(settings.routes.retrieve);
+  return routed === undefined ? [...retrievers] : retrievers.filter((engine) => routed.includes(engine.id));
+}
+
+/**
+ * `retrieve` as the gateway serves it (§6.1): its own maxK; selectors (`modes`, `modalities`) as
+ * the union (engines without one are skipped); pipeline options only when every engine of the
+ * fan-out honours them (retrieve-options.ts), so nothing advertised is ever refused.
+ */
+function advertisedRetrieve(fanout: readonly Engine[], settings: GatewaySettings): JsonObject {
+  const retrieve: JsonObject = { maxK: settings.maxK };
+  const caps = fanout.map((engine) => engine.capabilities!.retrieve!);
+  const modes = union(caps, 'modes');
+  if (modes.length > 0) retrieve.modes = modes;
+  if (caps.some((cap) => Array.isArray(cap.modalities))) {
+    const modalities = new Set<string>();
+    for (const cap of caps) for (const m of Array.isArray(cap.modalities) ? stringArray(cap.modalities) : ['text']) modalities.add(m);
+    retrieve.modalities = [...modalities].sort();
+  }
+  const support = optionSupport(fanout.map((engine) => engine.capabilities!));
+  if (support.fusion.length > 0) retrieve.fusion = support.fusion;
+  if (support.mmr) retrieve.mmr = true;
+  if (support.rerankBuiltin) retrieve.rerankBuiltin = true;
+  if (caps.some((cap) => Array.isArray(cap.units)) && support.units.length > 0) retrieve.units = support.units;
+  if (support.levels > 1) retrieve.levels = support.levels;
+  return retrieve;
+}
+
+/**
+ * What `_meta.x-rcpgw.options` says the gateway does with each `retrieve` option (docs/federation.md
+ * "Retrieve options"): `honoured` ones are carried out for the fused answer; `refused` ones are
+ * answered -32005 (or dropped with a note under `strict: false`); `forwarded` ones are hints.
+ */
+export function retrieveOptionPolicy(engines: readonly Engine[], settings: GatewaySettings): JsonObject {
+  const fanout = retrieveFanout(
+    engines.filter((engine) => engine.has('retrieve')),
+    settings,
+  );
+  const support = optionSupport(fanout.map((engine) => engine.capabilities!));
+  const honoured = ['candidateK', 'mode', 'modality'];
+  const refused = ['tokenBudget'];
+  const sort = (flag: boolean, option: string): number => (flag ? honoured : refused).push(option);
+  sort(support.filter !== undefined, 'filter');
+  sort(support.rerankBuiltin, 'rerank');
+  sort(support.mmr, 'mmr');
+  sort(support.fusion.length > 0, 'fusion');
+  sort(support.units.length > 0, 'unit');
+  sort(support.levels > 1, 'level');
+  return { honoured: honoured.sort(), refused: refused.sort(), forwarded: ['sessionId'], strictByDefault: true };
 }
 
 /**
@@ -170,4 +223,13 @@ export function mergedMetadata(key: string, values: readonly JsonObject[]): Json
     default:
       return {};
   }
+}
+
+/**
+ * The `_meta` of `initialize`/`info`: §14 `conformance` (L0: the gateway keeps every L0 rule
+ * itself and claims no L1 it cannot keep for arbitrary engines), and under the vendor key what it
+ * does with each `retrieve` option (`retrieveOptionPolicy`).
+ */
+export function describeMeta(engines: readonly Engine[], settings: GatewaySettings): JsonObject {
+  return { conformance: 'L0', aggregator: true, 'x-rcpgw': { retrieveOptions: retrieveOptionPolicy(engines, settings) } };
 }

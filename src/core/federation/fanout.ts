@@ -91,13 +91,57 @@ export function accountFailures(failures: readonly LegFailure[], fed: Federation
 
 /**
  * No engine answered: -32010, never an empty success (§16.2, "no results" and "nothing answered"
- * must differ), or -32014 when every leg ran out of time (§13.1).
+ * must differ), or -32014 when every leg ran out of time (§13.1). When every engine refused the
+ * request as the caller's own error (§12.2: not retryable), that error is the answer, with
+ * `retryable: false` and what the engines said: retrying it, or blaming the engines, cannot help.
  */
 export function nothingAnswered(failures: readonly LegFailure[], degraded: readonly DegradedEntry[], ctx: CallContext): RcpError {
+  const rejected = clientRejection(failures);
+  if (rejected) return rejected;
   const allDeadline = failures.length > 0 && failures.every((f) => f.code === ErrorCode.Timeout);
   return new RcpError(
     allDeadline ? ErrorCode.Timeout : ErrorCode.BackendUnavailable,
     allDeadline ? 'no engine answered before the deadline' : 'every engine failed',
     { retryable: true, deadlineMs: ctx.deadlineMs, engines: degraded.map((d) => ({ engine: d.engine, code: d.code, reason: d.reason })) },
   );
+}
+
+/**
+ * Every leg failed as a client error: the code most engines gave (ties: the first engine's, in
+ * engine-id order), its message and conventional `data` fields (`field`, `option`) from the
+ * first engine that gave it, and every engine's own answer in `data.engines`.
+ */
+function clientRejection(failures: readonly LegFailure[]): RcpError | undefined {
+  if (failures.length === 0 || !failures.every((f) => f.error.isClientError)) return undefined;
+  const ordered = [...failures].sort((a, b) => (a.engine < b.engine ? -1 : a.engine > b.engine ? 1 : 0));
+  const counts = new Map<number, number>();
+  for (const f of ordered) counts.set(f.code, (counts.get(f.code) ?? 0) + 1);
+  let code = ordered[0]!.code;
+  for (const [candidate, count] of counts) if (count > counts.get(code)!) code = candidate;
+  const first = ordered.find((f) => f.code === code)!;
+  const remote = first.error.remote!;
+  const data: Record<string, unknown> = { retryable: false };
+  for (const key of ['field', 'option'] as const) {
+    const value = remote.data?.[key];
+    if (typeof value === 'string') data[key] = value.slice(0, 300);
+  }
+  data.engines = ordered.map((f) => ({
+    engine: f.engine,
+    code: f.code,
+    message: f.error.remote!.message.slice(0, 300),
+    ...conventionalData(f.error.remote!.data),
+  }));
+  const unanimous = counts.size === 1 ? 'every engine' : `${counts.get(code)} of ${ordered.length} engines`;
+  return new RcpError(code, `${unanimous} rejected the request: ${remote.message.slice(0, 200)}`, data);
+}
+
+/** An engine's §12.1 `field`/`option`/`detail`, strings only and short: engines are untrusted (§15.1). */
+function conventionalData(data: Record<string, unknown> | undefined): { data?: Record<string, string> } {
+  if (data === undefined) return {};
+  const out: Record<string, string> = {};
+  for (const key of ['field', 'option', 'detail'] as const) {
+    const value = data[key];
+    if (typeof value === 'string') out[key] = value.slice(0, 300);
+  }
+  return Object.keys(out).length > 0 ? { data: out } : {};
 }

@@ -5,7 +5,7 @@
  * `neighbors`) return one engine's view of its own graph and route to one engine (routing.ts),
  * as does any op sent to an engine the client names.
  */
-import { RcpError } from '../protocol/errors.js';
+import { ErrorCode, RcpError } from '../protocol/errors.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
 import { GraphParamsSchema, parseParams } from '../protocol/params.js';
 import { stringArray } from '../protocol/capabilities.js';
@@ -13,9 +13,10 @@ import type { CallContext } from '../service/contract.js';
 import { UpstreamError } from '../upstream/errors.js';
 import type { Engine } from '../upstream/engine.js';
 import type { FederationContext } from './context.js';
+import { fusionLegDepth } from './depth.js';
 import { accountFailures, fanout, nothingAnswered } from './fanout.js';
 import type { RankedList } from './fusion/types.js';
-import { failureOf, onPath, stripGatewayMeta } from './leg.js';
+import { failureOf, onPath, requireHopBudget, stripGatewayMeta } from './leg.js';
 import { legParams, pagedLeg, resumeFrom, servePage, type PagedLeg } from './pages.js';
 import { routeToOne } from './routing.js';
 import { sanitizeHits, requireHitsArray } from './sanitize.js';
@@ -25,23 +26,33 @@ const HIT_OPS = new Set(['local', 'drift']);
 
 export async function federatedGraph(rawParams: JsonObject, ctx: CallContext, fed: FederationContext): Promise<JsonObject> {
   const params = parseParams(GraphParamsSchema, rawParams);
+  requireHopBudget(ctx, fed); // §16.2: graph is forwarded like retrieve
   const options = gatewayOptions(rawParams, fed.settings, { method: 'graph', headers: ctx.headers });
   if (!HIT_OPS.has(params.op) || options.engine !== undefined) return routeToOne('graph', rawParams, ctx, fed);
   const resume = resumeFrom('graph', rawParams, fed);
   const k = Math.min(params.k ?? 10, fed.settings.maxK);
   const path = ctx.meta.federation?.path ?? [];
   const allowed = allowedEngines(options, fed.settings, 'graph', fed.engines);
-  const engines = fed.engines.filter(
+  const capable = fed.engines.filter(
     (engine) =>
       engine.capabilities !== undefined &&
       stringArray(engine.capabilities.graph?.ops).includes(params.op) &&
-      !onPath(engine, path) &&
       (allowed === undefined || allowed.has(engine.id)) &&
       (resume === undefined || resume.engines.includes(engine.id)),
   );
-  if (engines.length === 0) throw RcpError.optionUnsupported('op', `no engine advertises graph op "${params.op}"`);
+  if (capable.length === 0) throw RcpError.optionUnsupported('op', `no engine advertises graph op "${params.op}"`);
+  // §16.2: an engine already on the path is skipped and the cycle noted.
+  const engines = capable.filter((engine) => !onPath(engine, path));
+  const cycleNotes = capable
+    .filter((engine) => onPath(engine, path))
+    .map((engine) => `engine ${engine.id} skipped: already on the federation path (cycle, §16.2)`);
+  if (engines.length === 0) {
+    throw new RcpError(ErrorCode.BackendUnavailable, `every engine advertising graph op "${params.op}" is on the federation path (cycle)`, {
+      retryable: false,
+    });
+  }
 
-  const firstK = Math.ceil(k * fed.settings.fusionHeadroom);
+  const firstK = fusionLegDepth(k, fed.settings);
   const legs = new Map<Engine, PagedLeg>();
   for (const engine of engines) {
     // `graph` has no advertised k limit: an engine that clamps answers short, which ends its list.
@@ -63,7 +74,7 @@ export async function federatedGraph(rawParams: JsonObject, ctx: CallContext, fe
   const lists: RankedList[] = [];
   const firstAnswers = new Map<string, { result: JsonObject; asked: number }>();
   const failures = [...outcome.failures];
-  const notes: string[] = [...outcome.notes];
+  const notes: string[] = [...cycleNotes, ...outcome.notes];
   const followups = new Followups();
   for (const success of [...outcome.successes].sort((a, b) => (a.engine.id < b.engine.id ? -1 : 1))) {
     const asked = legs.get(success.engine)!.k;

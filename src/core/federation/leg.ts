@@ -2,12 +2,13 @@
  * One leg: one call of a client request to one engine, for fan-out legs, routed calls and
  * writes alike. `runLeg` times the call, sends it through the engine's pipeline (retry,
  * deadline, fail-fast, limiter, breaker: upstream/pipeline.ts), reports it to the hooks, and
- * turns any failure into an UpstreamError classified for `_meta.degraded`. It never rejects.
+ * turns any failure of the engine into an UpstreamError classified for `_meta.degraded`. It
+ * rejects only for a fault of the gateway's own code (-32603, logged with its stack).
  *
  * Every leg carries the federation path and the trace (§16.2), and the request's deadline less
  * the gateway's reserve; each attempt is told what is left of it as `_meta.deadlineMs`.
  */
-import { ErrorCode } from '../protocol/errors.js';
+import { ErrorCode, RcpError } from '../protocol/errors.js';
 import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
 import type { CallContext } from '../service/contract.js';
 import { abortReasonOf } from '../service/contract.js';
@@ -43,15 +44,31 @@ export interface LegOptions {
 
 export type LegOutcome = { ok: true; result: JsonObject } | { ok: false; error: UpstreamError; failure: LegFailure };
 
+/** Every forwarded call starts here, so none can leave without the §16.2 hop budget (throws at depth 0). */
 export function legScope(ctx: CallContext, fed: FederationContext): LegScope {
   return { ctx, fed, trace: traceContext(ctx.headers, ctx.meta.traceId), forward: federationForward(ctx, fed), notes: [] };
 }
 
-/** §16.2: the federation path/depth to forward. */
+/**
+ * §16.2 hop budget: an aggregator "MUST NOT forward when depth reaches 0 — it answers from its
+ * own index only". The gateway has no index of its own, so any method it would forward (fused,
+ * routed or written) is refused before an engine is chosen.
+ */
+export function requireHopBudget(ctx: CallContext, fed: FederationContext): number {
+  const depth = ctx.meta.federation?.depth ?? fed.settings.federationDepth;
+  if (depth <= 0) {
+    throw new RcpError(ErrorCode.BackendUnavailable, 'federation depth exhausted: the gateway has no index of its own', {
+      detail: '_meta.federation.depth is 0',
+      retryable: false,
+    });
+  }
+  return depth;
+}
+
+/** §16.2: the federation path/depth to forward: depth decremented, the gateway's identity appended. */
 export function federationForward(ctx: CallContext, fed: FederationContext): { depth: number; path: string[] } {
-  const incoming = ctx.meta.federation;
-  const depth = incoming?.depth ?? fed.settings.federationDepth;
-  const path = incoming?.path ?? [];
+  const depth = requireHopBudget(ctx, fed);
+  const path = ctx.meta.federation?.path ?? [];
   return { depth: depth - 1, path: [...path, fed.identity] };
 }
 
@@ -74,11 +91,23 @@ export async function runLeg(
     fed.hooks.onLeg?.(engine.id, method, 0, performance.now() - started);
     return { ok: true, result };
   } catch (err) {
-    const error = err instanceof UpstreamError ? err : new UpstreamError('malformed', (err as Error).message);
+    // Only an UpstreamError is about the engine; anything else is a fault of the gateway's own
+    // code, which must surface as one (-32603, with its stack in the log), never as the engine's
+    // `malformed` answer in `_meta.degraded`.
+    if (!(err instanceof UpstreamError)) throw gatewayFault(fed, err, { engine: engine.id, method });
+    const error = err;
     const failure = failureOf(engine, error, scope.ctx);
     fed.hooks.onLeg?.(engine.id, method, failure.code, performance.now() - started);
     return { ok: false, error, failure };
   }
+}
+
+/** Log an exception of the gateway's own code with its stack; the client gets -32603. */
+export function gatewayFault(fed: FederationContext, err: unknown, where: Record<string, unknown>): RcpError {
+  if (err instanceof RcpError) return err;
+  const error = err instanceof Error ? err : new Error(String(err));
+  fed.logger.error({ ...where, err: { message: error.message, stack: error.stack } }, 'gateway error');
+  return new RcpError(ErrorCode.InternalError, 'internal error', { detail: 'gateway error' });
 }
 
 function legCall(scope: LegScope, engine: Engine, method: string, params: JsonObject, options: LegOptions): UpstreamCall {
@@ -125,7 +154,8 @@ export function failureOf(engine: Engine, error: UpstreamError, ctx: CallContext
   } else if (error.cancelledByEngine) {
     reason = 'engine-cancelled'; // the engine gave up on its own: this leg failed (noted), not the call
   } else if (error.reason === 'remote-error' && error.remote) {
-    reason = `engine-error`;
+    // Its code is kept; a caller's error (§12.2 not retryable) never counted against the engine.
+    reason = 'engine-error';
   }
   return { engine: engine.id, code, reason, detail: error.message.slice(0, 300), error };
 }

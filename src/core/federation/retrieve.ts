@@ -11,9 +11,12 @@ import { UpstreamError } from '../upstream/errors.js';
 import type { Engine } from '../upstream/engine.js';
 import type { FederationContext } from './context.js';
 import { accountFailures, fanout, nothingAnswered, type FanoutOutcome, type FanoutPlan } from './fanout.js';
+import { fusionLegDepth } from './depth.js';
+import { acceptsModality, decideOptions, optionSupport, requestModality } from './retrieve-options.js';
 import { fuse } from './fusion/fuse.js';
+import { compareCodePoints } from './fusion/order.js';
 import type { FusionMethod, RankedList } from './fusion/types.js';
-import { failureOf, onPath, relayLog, stripGatewayMeta, type LegFailure } from './leg.js';
+import { failureOf, onPath, relayLog, requireHopBudget, stripGatewayMeta, type LegFailure } from './leg.js';
 import { ProgressRelay } from './progress.js';
 import { sanitizeHits, requireHitsArray } from './sanitize.js';
 import { legParams, pagedLeg, resumeFrom, servePage, type PagedLeg, type Resume } from './pages.js';
@@ -39,14 +42,16 @@ export function validateRetrieve(params: JsonObject, maxK: number): RetrievePara
 /** Who is asked what, decided before anything is sent. */
 interface RetrievePlan {
   params: RetrieveParams & { k: number };
+  /** The client's params as sent (the options the schema does not model). */
+  raw: JsonObject;
   options: GatewayOptions;
   /** §10: a gateway cursor pins the engine set and window of the first page (pages.ts). */
   resume: Resume | undefined;
   legs: Map<Engine, PagedLeg>;
   /** Engines that never initialized: they may well serve retrieve, so each counts as a failed leg. */
   unready: LegFailure[];
-  /** Engines skipped for lacking the requested mode (strict). */
-  modeSkips: number;
+  /** Engines skipped for lacking the requested mode (strict) or modality. */
+  skipped: { mode: number; modality: number };
   notes: string[];
 }
 
@@ -116,30 +121,46 @@ export async function federatedRetrieve(rawParams: JsonObject, ctx: CallContext,
 
 /** Validate, then one leg per engine that can serve this retrieve. Throws when no engine can. */
 function planRetrieve(rawParams: JsonObject, ctx: CallContext, fed: FederationContext): RetrievePlan {
+  requireHopBudget(ctx, fed); // §16.2: never forward at depth 0
   const params = validateRetrieve(rawParams, fed.settings.maxK);
   const options = gatewayOptions(rawParams, fed.settings, { method: 'retrieve', headers: ctx.headers });
   const resume = resumeFrom('retrieve', rawParams, fed);
   const allowed = allowedEngines(options, fed.settings, 'retrieve', fed.engines);
-  // §16.2 hop budget: never forward at depth 0.
-  const depth = ctx.meta.federation?.depth ?? fed.settings.federationDepth;
-  if (depth <= 0) {
-    throw new RcpError(ErrorCode.BackendUnavailable, 'federation depth exhausted: the gateway has no index of its own', {
-      detail: '_meta.federation.depth is 0',
-      retryable: false,
-    });
-  }
   const path = ctx.meta.federation?.path ?? [];
-  const plan: RetrievePlan = { params, options, resume, legs: new Map(), unready: [], modeSkips: 0, notes: [] };
+  const plan: RetrievePlan = {
+    params,
+    raw: rawParams,
+    options,
+    resume,
+    legs: new Map(),
+    unready: [],
+    skipped: { mode: 0, modality: 0 },
+    notes: [],
+  };
   for (const engine of fed.engines) {
     if ((allowed === undefined || allowed.has(engine.id)) && (resume === undefined || resume.engines.includes(engine.id))) {
       addLeg(plan, engine, path, ctx, fed);
     }
   }
   if (plan.legs.size === 0 && plan.unready.length === 0) {
-    if (plan.modeSkips > 0) throw RcpError.optionUnsupported('mode', `no engine supports mode "${params.mode}"`);
+    if (plan.skipped.modality > 0) throw RcpError.optionUnsupported('modality', `no engine accepts ${requestModality(rawParams)} queries`);
+    if (plan.skipped.mode > 0) throw RcpError.optionUnsupported('mode', `no engine supports mode "${params.mode}"`);
     throw new RcpError(ErrorCode.BackendUnavailable, 'no engine can serve retrieve', { engines: [] });
   }
+  applyOptionPolicy(plan, rawParams);
   return plan;
+}
+
+/**
+ * The pipeline options (retrieve-options.ts) against every engine this request fans out to,
+ * before any is called: refused (-32005 / -32602), or dropped for all of them with a note.
+ */
+function applyOptionPolicy(plan: RetrievePlan, rawParams: JsonObject): void {
+  if (plan.legs.size === 0) return; // only engines that never came up: the call fails as nothing answered
+  const decision = decideOptions(rawParams, optionSupport([...plan.legs.keys()].map((engine) => engine.capabilities!)));
+  plan.notes.push(...decision.notes);
+  if (decision.omit.length === 0) return;
+  for (const [engine, leg] of plan.legs) plan.legs.set(engine, { ...leg, omit: [...(leg.omit ?? []), ...decision.omit] });
 }
 
 /** `engine`'s place in the plan: a leg, a failure (never initialized), or skipped (and why, in the notes). */
@@ -161,21 +182,29 @@ function addLeg(plan: RetrievePlan, engine: Engine, path: readonly string[], ctx
     return;
   }
   const { params } = plan;
+  const modality = requestModality(plan.raw);
+  if (!acceptsModality(cap, modality)) {
+    plan.skipped.modality++;
+    plan.notes.push(`engine ${engine.id} skipped: ${modality} queries not accepted (retrieve.modalities)`);
+    return;
+  }
   let omit: string[] | undefined;
   if (params.mode !== undefined && !stringArray(cap.modes).includes(params.mode)) {
     if (params.strict ?? true) {
-      plan.modeSkips++;
+      plan.skipped.mode++;
       plan.notes.push(`engine ${engine.id} skipped: mode "${params.mode}" not supported (strict)`);
       return;
     }
     omit = ['mode'];
     plan.notes.push(`engine ${engine.id} asked without mode "${params.mode}" (unsupported; strict:false)`);
   }
-  // Ask for fusion headroom, never beyond the engine's maxK, never beyond rerank.topN (§3.3).
+  // The fusion depth (depth.ts), never beyond the engine's maxK, nor the funnel the client set
+  // (§3.3: candidateK ≥ rerank.topN ≥ k, so an engine is never asked for more than either).
   const topN = params.rerank ? params.rerank.topN : undefined;
+  const funnel = Math.min(topN ?? Infinity, params.candidateK ?? Infinity);
   const engineMax = positiveInt(cap.maxK);
-  const legK = Math.min(Math.ceil(params.k * fed.settings.fusionHeadroom), topN ?? Infinity, engineMax ?? Infinity);
-  const callCap = Math.min(topN ?? Infinity, engineMax ?? Infinity, fed.settings.pageMaxDepth);
+  const legK = Math.min(fusionLegDepth(params.k, fed.settings), funnel, engineMax ?? Infinity);
+  const callCap = Math.min(funnel, engineMax ?? Infinity, fed.settings.pageMaxDepth);
   const paged = pagedLeg(plan.resume, engine.id, Math.max(1, legK), callCap, fed.settings.pageMaxDepth);
   plan.legs.set(engine, { engine, ...paged, ...(omit ? { omit } : {}) });
 }
@@ -265,7 +294,7 @@ function collectLists(
 
 /** Lists in engine-id order, so fusion never depends on the order engines answered in (§16.3). */
 function byEngineIdOrder(a: RankedList, b: RankedList): number {
-  return a.engine < b.engine ? -1 : a.engine > b.engine ? 1 : 0;
+  return compareCodePoints(a.engine, b.engine);
 }
 
 export type { FusionMethod };

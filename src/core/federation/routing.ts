@@ -23,7 +23,7 @@ import type { Engine } from '../upstream/engine.js';
 import { unwrapHandle, wrapHandle } from './affinity.js';
 import type { FederationContext } from './context.js';
 import { cursorKey, openCursor, requestFingerprint, sealCursor } from './cursor.js';
-import { legScope, onPath, relayLog, runLeg, stripGatewayMeta } from './leg.js';
+import { legScope, onPath, relayLog, requireHopBudget, runLeg, stripGatewayMeta } from './leg.js';
 import { optionError, optionRequirements, unmetRequirement } from './options.js';
 import { progressFrom, withBoundedProgress } from './progress.js';
 import { gatewayOptions, TARGET_HEADER, VENDOR_KEY } from './vendor.js';
@@ -157,6 +157,7 @@ function sameModel(engines: readonly Engine[], capability: string): Engine[] {
 export async function routeToOne(method: string, params: JsonObject, callerCtx: CallContext, fed: FederationContext): Promise<JsonObject> {
   // One engine's progress, relayed monotone and rate-bounded like a fan-out's (§9).
   const ctx = withBoundedProgress(callerCtx, fed.settings.progressFramesPerSecond);
+  requireHopBudget(ctx, fed); // §16.2: a routed call is forwarded too
   const route = routeCandidates(method, params, ctx, fed);
   const isRead = READ_METHODS.has(method);
   const path = ctx.meta.federation?.path ?? [];

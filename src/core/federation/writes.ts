@@ -21,7 +21,7 @@ import type { CallContext } from '../service/contract.js';
 import { toClientError, UpstreamError } from '../upstream/errors.js';
 import type { Engine } from '../upstream/engine.js';
 import type { FederationContext } from './context.js';
-import { failureOf, legScope, onPath, relayLog, runLeg, stripGatewayMeta } from './leg.js';
+import { failureOf, legScope, onPath, relayLog, requireHopBudget, runLeg, stripGatewayMeta } from './leg.js';
 import { optionError, optionRequirements, unmetRequirement } from './options.js';
 import { progressFrom } from './progress.js';
 import { gatewayOptions, TARGET_HEADER, VENDOR_KEY } from './vendor.js';
@@ -87,6 +87,7 @@ interface WriteOutcome {
 }
 
 export async function federatedWrite(method: string, params: JsonObject, ctx: CallContext, fed: FederationContext): Promise<JsonObject> {
+  requireHopBudget(ctx, fed); // §16.2: a write is forwarded too
   const { targets, by } = writeTargets(method, params, ctx, fed);
   if (targets.length === 0) {
     throw new RcpError(ErrorCode.BackendUnavailable, `no writable engine is available for ${method}`, { retryable: false });

@@ -7,12 +7,13 @@
 import type { GatewayConfig } from '../config/schema.js';
 import type { InitializeResult } from '../protocol/capabilities.js';
 import { PROTOCOL_VERSION } from '../protocol/capabilities.js';
+import { ErrorCode, RcpError } from '../protocol/errors.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
 import type { Logger } from '../observability/logger.js';
 import type { CallContext, RcpService } from '../service/contract.js';
 import { Engine, type EngineHooks } from '../upstream/engine.js';
 import { RetryBudget } from '../resilience/retry.js';
-import { deriveCapabilities } from '../federation/capabilities.js';
+import { deriveCapabilities, describeMeta } from '../federation/capabilities.js';
 import type { FederationContext, FederationHooks } from '../federation/context.js';
 import { EngineSet, type ReloadOutcome } from '../ops/engine-set.js';
 import { methodHandler } from './methods.js';
@@ -84,7 +85,7 @@ export class Gateway implements RcpService {
         protocolVersion: PROTOCOL_VERSION,
         server: this.options.version === undefined ? { name } : { name, version: this.options.version },
         capabilities: deriveCapabilities(this.engines, this.config.gateway),
-        _meta: { conformance: 'L0', aggregator: true },
+        _meta: describeMeta(this.engines, this.config.gateway),
       };
     }
     return this.capabilitySet;
@@ -97,7 +98,15 @@ export class Gateway implements RcpService {
   call(method: string, params: JsonObject, ctx: CallContext): Promise<JsonObject> {
     // The request runs on the engine set current now, even if a reload swaps it meanwhile.
     const handler = methodHandler(method);
-    return this.engineSet.run((engines, config) => handler(method, params, ctx, this.federation(engines, config)));
+    return this.engineSet
+      .run((engines, config) => handler(method, params, ctx, this.federation(engines, config)))
+      .catch((err: unknown) => {
+        if (err instanceof RcpError) throw err;
+        // A fault of the gateway's own code: -32603 to the client, the stack in the log.
+        const error = err instanceof Error ? err : new Error(String(err));
+        this.options.logger.error({ method, err: { message: error.message, stack: error.stack } }, 'gateway error');
+        throw new RcpError(ErrorCode.InternalError, 'internal error', { detail: 'gateway error' });
+      });
   }
 
   /** Hot reload (ops/engine-set.ts); rejects, leaving the old set in force, when a `required` new engine cannot start. */

@@ -5,7 +5,8 @@
  *   an engine fault (transport, timeout, crash, malformed or oversized answer, -32603/-32010/
  *   -32011/-32014) is a failure; any other answer, including the caller's own errors (-32602,
  *   -32005, -32003, …), proves the engine alive and is a success; a call the caller aborted
- *   (cancel, disconnect, deadline) says nothing about the engine and is not reported at all.
+ *   (cancel, disconnect, deadline), or one the gateway's own code failed, says nothing about the
+ *   engine and is not reported at all.
  *   (opossum's errorFilter would count a filtered error as a *success*, so an aborted half-open
  *   trial would close the breaker; and its timeout does not abort the call — ours is enforced
  *   by the transport with an AbortSignal, so opossum's timeout is off.)
@@ -43,7 +44,8 @@ export type CallOutcome = 'success' | 'failure' | 'neutral';
 
 /** Classify a failed call for the breaker (see the header comment). */
 export function outcomeOf(err: unknown): CallOutcome {
-  if (!(err instanceof UpstreamError)) return 'failure';
+  // Not an UpstreamError: the gateway's own code threw (a bug), which says nothing about the engine.
+  if (!(err instanceof UpstreamError)) return 'neutral';
   if (err.reason === 'aborted' || err.reason === 'circuit-open' || err.reason === 'queue-full' || err.reason === 'not-ready')
     return 'neutral';
   if (err.isEngineFault) return 'failure';

@@ -39,6 +39,14 @@ export class UpstreamError extends Error {
   }
 
   /**
+   * The engine refused the request as the caller's own error (§12.2: -32602, -32005, -32003,
+   * -32004, -32600, … anything not retryable, bar -32006): the engine is alive and said so.
+   */
+  get isClientError(): boolean {
+    return this.reason === 'remote-error' && this.remote !== undefined && !isRetryableCode(this.remote.code) && !this.cancelledByEngine;
+  }
+
+  /**
    * The engine answered -32006 without the gateway having cancelled (a cancelled leg is
    * abandoned before any answer): that leg failed, the client's call was not cancelled.
    */

@@ -100,7 +100,13 @@ export class Supervisor {
   }
 
   private async initialize(): Promise<void> {
-    const { server, capabilities } = await handshake(this.transport, this.options);
+    const { server, capabilities, via } = await handshake(this.transport, this.options);
+    if (via === 'info') {
+      this.options.logger.info(
+        { server: server.name },
+        'engine refused initialize with -32600 (its session is already initialized, e.g. by another gateway process); capabilities read with info (§7.2)',
+      );
+    }
     this.serverInfo = server;
     // §13.2: the first capability set we learn is kept; a restarted engine does not reshape the gateway.
     this.caps ??= capabilities;

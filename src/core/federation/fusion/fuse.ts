@@ -6,6 +6,7 @@
  */
 import { dedupKey } from './dedup.js';
 import { absorb, compareEntries, finalizeHit, type FusedEntry } from './merge.js';
+import { compareCodePoints } from './order.js';
 import type { EngineHit, FusionMethod, FusionOptions, RankedList } from './types.js';
 
 export interface FusionResult {
@@ -48,7 +49,7 @@ function normalisedScorer(lists: readonly RankedList[], useFloor: boolean): Scor
 
 export function fuse(unordered: readonly RankedList[], method: FusionMethod, options: FusionOptions): FusionResult {
   // Engine-id order, so sums, merges and tags never depend on the order engines answered in.
-  const lists = [...unordered].sort((a, b) => (a.engine < b.engine ? -1 : a.engine > b.engine ? 1 : 0));
+  const lists = [...unordered].sort((a, b) => compareCodePoints(a.engine, b.engine));
   const notes: string[] = [];
   let applied: FusionMethod = method;
   if (method === 'convex' && lists.some((list) => list.scoreFloor === undefined)) {

@@ -3,6 +3,7 @@
  * tag the origin (`meta.engine`, `engineRank`, `engineScore`, `fusedScore`).
  */
 import type { JsonObject } from '../../protocol/jsonrpc.js';
+import { compareCodePoints } from './order.js';
 import type { Contribution, EngineHit } from './types.js';
 
 export interface FusedEntry {
@@ -31,16 +32,14 @@ export function absorb(entry: Pick<FusedEntry, 'hit' | 'others'>, hit: EngineHit
   }
 }
 
-/** §16.3 total order: fused score desc, then summed weight desc, then smaller stringified id. */
+/** §16.3 total order: fused score desc, then summed weight desc, then smaller stringified id (code-point order, order.ts). */
 export function compareEntries(
   a: Pick<FusedEntry, 'fused' | 'weightSum' | 'hit'>,
   b: Pick<FusedEntry, 'fused' | 'weightSum' | 'hit'>,
 ): number {
   if (a.fused !== b.fused) return b.fused - a.fused;
   if (a.weightSum !== b.weightSum) return b.weightSum - a.weightSum;
-  const ida = String(a.hit.id);
-  const idb = String(b.hit.id);
-  return ida < idb ? -1 : ida > idb ? 1 : 0;
+  return compareCodePoints(String(a.hit.id), String(b.hit.id));
 }
 
 function asObject(value: unknown): JsonObject | undefined {
@@ -73,7 +72,10 @@ function bestContribution(contributions: readonly Contribution[]): Contribution 
   let best = contributions[0]!;
   for (let i = 1; i < contributions.length; i++) {
     const c = contributions[i]!;
-    if (c.rank < best.rank || (c.rank === best.rank && (c.weight > best.weight || (c.weight === best.weight && c.engine < best.engine)))) {
+    if (
+      c.rank < best.rank ||
+      (c.rank === best.rank && (c.weight > best.weight || (c.weight === best.weight && compareCodePoints(c.engine, best.engine) < 0)))
+    ) {
       best = c;
     }
   }
