@@ -150,10 +150,10 @@ async function openBackends(values: Values, k: number, defaultConfig: string, ba
 }
 
 async function startInProcess(values: Values, k: number, defaultConfig: string): Promise<InProcessGateway> {
-  // maxK high enough for two windows at the largest fusionHeadroom an arm may have (the schema's 10).
+  // maxK high enough for two windows at the deepest an arm may ask (the schema's fusionHeadroom 10, fusionDepth 1000).
   return InProcessGateway.start(values.config ?? defaultConfig, {
     ...(values.arm ? { only: values.arm } : {}),
-    maxDepth: listDepth([{ fusionHeadroom: 10 }], [{ engine: '' }], k),
+    maxDepth: listDepth([{ fusionHeadroom: 10, fusionDepth: 1000 }], [{ engine: '' }], k),
   });
 }
 
@@ -234,7 +234,7 @@ async function runTune(values: Values, inputs: EvalInputs, defaultConfig: string
   const gateway = await startInProcess({ ...values, arm: [GATEWAY_ARM] }, k, defaultConfig);
   try {
     const depth = listDepth(
-      DEFAULT_SPACE.headrooms.map((fusionHeadroom) => ({ fusionHeadroom })),
+      DEFAULT_SPACE.headrooms.map((fusionHeadroom) => ({ fusionHeadroom, fusionDepth: gateway.resolvedArms[0]!.fusionDepth })),
       gateway.engineLimits,
       k,
     );

@@ -1,7 +1,8 @@
 /**
  * An arm applied to per-engine ranked lists: the gateway's own first-page computation (§16.3
  * fusion in §10 window segments, core/federation/paging.ts `fusedPage`), with each engine's
- * window the depth the gateway would ask it for, `min(ceil(k × fusionHeadroom), engine maxK)`.
+ * window the depth the gateway would ask it for (core/federation/depth.ts: `fusionDepth` while
+ * k ≤ fusionDepth, else `ceil(k × fusionHeadroom)`), within the engine's maxK.
  * Fetching every engine's list once per query and fusing locally lets one pass over the queries
  * serve any number of arms, and lets the tuner try hundreds of parameter sets without asking an
  * engine again. Lists are fetched two windows deep (`listDepth`): when the first window fuses to
@@ -9,6 +10,7 @@
  */
 import { routeEngineIds, type GatewayConfig } from '../core/config/schema.js';
 import type { ArmConfig } from '../core/experiments/arms.js';
+import { fusionLegDepth } from '../core/federation/depth.js';
 import { fusedPage, segmentDepth } from '../core/federation/paging.js';
 import type { DedupPolicy, EngineHit, FusionMethod, RankedList } from '../core/federation/fusion/types.js';
 
@@ -21,8 +23,12 @@ export interface ResolvedArm {
   fusion: FusionMethod;
   rrfK: number;
   dedup: DedupPolicy;
+  fusionDepth: number;
   fusionHeadroom: number;
 }
+
+/** The parameters an arm's per-engine depth depends on. */
+export type ArmDepth = Pick<ResolvedArm, 'fusionDepth' | 'fusionHeadroom'>;
 
 /** One engine's answer to one query, raw scores, best first. */
 export interface EngineList {
@@ -50,6 +56,7 @@ export function resolveArm(name: string, arm: ArmConfig, config: GatewayConfig):
     fusion: arm.fusion ?? settings.fusion,
     rrfK: arm.rrfK ?? settings.rrfK,
     dedup: arm.dedup ?? settings.dedup,
+    fusionDepth: arm.fusionDepth ?? settings.fusionDepth,
     fusionHeadroom: arm.fusionHeadroom ?? settings.fusionHeadroom,
   };
 }
@@ -80,18 +87,18 @@ function pick(options: { fusion?: FusionMethod; dedup?: DedupPolicy; rrfK?: numb
   };
 }
 
-/** What the gateway asks each engine for at `k`: ceil(k × fusionHeadroom), at least 1. */
-export function armDepth(arm: Pick<ResolvedArm, 'fusionHeadroom'>, k: number): number {
-  return Math.max(1, Math.ceil(k * arm.fusionHeadroom));
+/** What the gateway asks each engine for at `k` (the live rule, core/federation/depth.ts), at least 1. */
+export function armDepth(arm: ArmDepth, k: number): number {
+  return Math.max(1, fusionLegDepth(k, arm));
 }
 
 /** An engine's first window for this arm: the arm's depth within the engine's maxK. */
-export function windowOf(arm: Pick<ResolvedArm, 'fusionHeadroom'>, engine: EngineLimits, k: number): number {
+export function windowOf(arm: ArmDepth, engine: EngineLimits, k: number): number {
   return Math.min(armDepth(arm, k), engine.maxK ?? Infinity);
 }
 
 /** How deep to fetch each engine's list so every arm can be fused from it (two windows). */
-export function listDepth(arms: ReadonlyArray<Pick<ResolvedArm, 'fusionHeadroom'>>, engines: readonly EngineLimits[], k: number): number {
+export function listDepth(arms: readonly ArmDepth[], engines: readonly EngineLimits[], k: number): number {
   let depth = 1;
   for (const arm of arms) for (const engine of engines) depth = Math.max(depth, 2 * windowOf(arm, engine, k));
   return depth;
@@ -147,6 +154,7 @@ export function armConfigOf(arm: ResolvedArm): ArmConfig {
     fusion: arm.fusion,
     ...(arm.fusion === 'rrf' ? { rrfK: arm.rrfK } : {}),
     dedup: arm.dedup,
+    fusionDepth: arm.fusionDepth,
     fusionHeadroom: arm.fusionHeadroom,
   };
 }

@@ -12,6 +12,7 @@ const base: ResolvedArm = {
   fusion: 'rrf',
   rrfK: 60,
   dedup: 'id',
+  fusionDepth: 20,
   fusionHeadroom: 2,
 };
 const [ndcg] = metricsFor({ at: 10, recallAt: 100 });
@@ -68,9 +69,21 @@ describe('the search space', () => {
 
 describe('arm fusion', () => {
   it('windows are the gateway depth within the engine maxK; lists are fetched two windows deep', () => {
-    expect(windowOf({ fusionHeadroom: 2 }, { engine: 'e', maxK: 100 }, 10)).toBe(20);
-    expect(windowOf({ fusionHeadroom: 2 }, { engine: 'e', maxK: 100 }, 100)).toBe(100);
-    expect(listDepth([{ fusionHeadroom: 1 }, { fusionHeadroom: 3 }], [{ engine: 'a', maxK: 50 }, { engine: 'b' }], 10)).toBe(60);
+    // The gateway's rule (core/federation/depth.ts): fusionDepth while k ≤ fusionDepth, else k × headroom.
+    expect(windowOf({ fusionDepth: 20, fusionHeadroom: 2 }, { engine: 'e', maxK: 100 }, 10)).toBe(20);
+    expect(windowOf({ fusionDepth: 30, fusionHeadroom: 2 }, { engine: 'e', maxK: 100 }, 10)).toBe(30);
+    expect(windowOf({ fusionDepth: 5, fusionHeadroom: 2 }, { engine: 'e', maxK: 100 }, 10)).toBe(20);
+    expect(windowOf({ fusionDepth: 20, fusionHeadroom: 2 }, { engine: 'e', maxK: 100 }, 100)).toBe(100);
+    expect(
+      listDepth(
+        [
+          { fusionDepth: 5, fusionHeadroom: 1 },
+          { fusionDepth: 5, fusionHeadroom: 3 },
+        ],
+        [{ engine: 'a', maxK: 50 }, { engine: 'b' }],
+        10,
+      ),
+    ).toBe(60);
   });
   it('a one-engine arm keeps the engine order; a failed engine is left out', async () => {
     const { lists } = synthetic();

@@ -166,7 +166,7 @@ export const GatewaySchema = z.strictObject({
    * Each engine is asked for `fusionDepth` hits whatever `k` is (k ≤ fusionDepth), so the fused
    * order does not depend on k (docs/federation.md: 20 measured best for RRF on Cranfield).
    */
-  fusionDepth: positiveInt.default(20),
+  fusionDepth: positiveInt.max(1000).default(20),
   /** Past `fusionDepth` (k > fusionDepth), each engine is asked for `k × fusionHeadroom` hits (clamped to its maxK). */
   fusionHeadroom: z.number().min(1).max(10).default(2),
   fusion: z.enum(['rrf', 'weighted', 'convex']).default('rrf'),

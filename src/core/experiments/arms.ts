@@ -35,7 +35,9 @@ export const ArmSchema = z.strictObject({
   fusion: z.enum(FUSION_STRATEGIES).optional(),
   rrfK: z.number().finite().min(0).optional(),
   dedup: z.enum(DEDUP_POLICIES).optional(),
-  /** Each engine is asked for `k × fusionHeadroom` hits (the fusion depth). */
+  /** Hits each engine is asked for when k ≤ fusionDepth (gateway.fusionDepth, core/federation/depth.ts). */
+  fusionDepth: positiveInt.max(1000).optional(),
+  /** Past fusionDepth, each engine is asked for `k × fusionHeadroom` hits. */
   fusionHeadroom: z.number().min(1).max(10).optional(),
 });
 export type ArmConfig = z.infer<typeof ArmSchema>;

@@ -32,8 +32,10 @@ export function armParams(arm: ArmConfig, params: JsonObject, settings: Federati
 
 /** The federation context with the arm's fusion depth. */
 export function armFederation(arm: ArmConfig, fed: FederationContext): FederationContext {
-  if (arm.fusionHeadroom === undefined || arm.fusionHeadroom === fed.settings.fusionHeadroom) return fed;
-  return { ...fed, settings: { ...fed.settings, fusionHeadroom: arm.fusionHeadroom } };
+  const headroom = arm.fusionHeadroom ?? fed.settings.fusionHeadroom;
+  const depth = arm.fusionDepth ?? fed.settings.fusionDepth;
+  if (headroom === fed.settings.fusionHeadroom && depth === fed.settings.fusionDepth) return fed;
+  return { ...fed, settings: { ...fed.settings, fusionHeadroom: headroom, fusionDepth: depth } };
 }
 
 export async function runArm(arm: ArmConfig, params: JsonObject, ctx: CallContext, fed: FederationContext): Promise<ArmRun> {
