@@ -118,7 +118,7 @@ async function serve(argv: string[]): Promise<void> {
   const mcp = mcpFacade(settings.name, PACKAGE_VERSION, logger);
   const { ops, gateway } = await startGatewayOrExit(loaded, logger, mcp);
   const beside = mcpBesideRcp(mcp, ops.attach(gateway), ops, settings, logger);
-  const server = await startHttpServer(beside.rcpService, settings, logger, ops.httpOptions(), beside.mount);
+  const server = await startHttpServer(beside.rcpService, settings, logger, ops.httpOptions(), beside.mount, ops.metrics.listener);
   // A reload keeps the listener's command-line host/port (they are restart-only anyway).
   await ops.startSidecars(loaded.file, (next) =>
     Object.assign(next.gateway, {

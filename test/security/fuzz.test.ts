@@ -116,7 +116,7 @@ function wellBehavedClient(): { stop(): Promise<number> } {
 describe('fuzzing', () => {
   it('arbitrary client bodies, headers and paths: one well-formed answer each, no crash, no leak', async () => {
     const client = wellBehavedClient();
-    await fc.assert(
+    const run = fc.assert(
       fc.asyncProperty(bodyArb, headersArb, pathArb, async (body, headers, suffix) => {
         casesRun++;
         const res = await rawRequest(gw.url, { path: new URL(gw.url).pathname + suffix, body, headers });
@@ -130,6 +130,7 @@ describe('fuzzing', () => {
       }),
       { numRuns: RUNS, seed: SEED },
     );
+    await run.finally(() => client.stop());
     expect(await client.stop()).toBeGreaterThan(0);
   });
 
@@ -141,7 +142,7 @@ describe('fuzzing', () => {
       fc.jsonValue({ maxDepth: 3 }).map((v) => ({ raw: { body: JSON.stringify({ jsonrpc: '2.0', id: 1, error: v }) } })),
     );
     const client = wellBehavedClient();
-    await fc.assert(
+    const run = fc.assert(
       fc.asyncProperty(answerArb, fc.constantFrom('application/json', 'text/event-stream'), async (answer, accept) => {
         casesRun++;
         nextAnswer = answer;
@@ -152,6 +153,7 @@ describe('fuzzing', () => {
       }),
       { numRuns: RUNS, seed: SEED },
     );
+    await run.finally(() => client.stop());
     expect(await client.stop()).toBeGreaterThan(0);
   });
 });

@@ -6,6 +6,7 @@
 import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import type { JsonObject } from '../../core/protocol/jsonrpc.js';
+import { methodUrlPath } from '../../core/protocol/methods.js';
 import { callSignal, type CallSignal } from '../../core/upstream/call-signal.js';
 import { UpstreamError } from '../../core/upstream/errors.js';
 import { nextProgressToken, settleResponse, withProgressToken } from '../../core/upstream/frames.js';
@@ -57,7 +58,7 @@ export class HttpTransport implements UpstreamTransport {
     let response: Awaited<ReturnType<Pool['request']>>;
     try {
       response = await this.pool.request({
-        path: `${this.basePath}/${method}`,
+        path: `${this.basePath}/${methodUrlPath(method)}`,
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -96,7 +97,7 @@ export class HttpTransport implements UpstreamTransport {
     const body = JSON.stringify({ jsonrpc: '2.0', method, params });
     this.pool
       .request({
-        path: `${this.basePath}/${method}`,
+        path: `${this.basePath}/${methodUrlPath(method)}`,
         method: 'POST',
         headers: { 'content-type': 'application/json', ...this.options.headers },
         body,
