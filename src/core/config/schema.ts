@@ -79,6 +79,8 @@ const EngineSchema = z
      * never merge, whatever their ids; engines without one share the default space.
      */
     idSpace: z.string().min(1).max(64).optional(),
+    /** A label for the corpus the engine searches (documentation; check-config compares it with idSpace). */
+    corpus: z.string().min(1).optional(),
   })
   .superRefine((engine, ctx) => {
     if (engine.transport === 'http' && !engine.url) {

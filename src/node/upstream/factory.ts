@@ -7,19 +7,25 @@ import type { TransportFactory } from '../../core/upstream/transport.js';
 import { HttpTransport } from './http.js';
 import { StdioTransport } from './stdio.js';
 import { AdapterTransport } from '../../adapters/transport.js';
+import { ByteBudget, DEFAULT_MAX_BUFFERED_UPSTREAM_BYTES } from './byte-budget.js';
 
-export const nodeTransports: TransportFactory = (config, limits, events) => {
-  if (config.transport === 'adapter') return new AdapterTransport(config);
-  if (config.transport === 'http') {
-    return new HttpTransport({ url: config.url!, connections: limits.connections, headers: config.headers });
-  }
-  return new StdioTransport({
-    command: config.command!,
-    cwd: config.cwd,
-    env: config.env,
-    maxLineBytes: limits.maxResponseBytes,
-    onStderr: (line) => events.onStderr(line),
-    onLog: (frame) => events.onLog(frame),
-    onExit: (code, signal) => events.onExit(code, signal),
-  });
-};
+/** Transports whose HTTP answers all draw on one gateway-wide byte budget (`gateway.maxBufferedUpstreamBytes`). */
+export function nodeTransportsWithin(budget: ByteBudget): TransportFactory {
+  return (config, limits, events) => {
+    if (config.transport === 'adapter') return new AdapterTransport(config);
+    if (config.transport === 'http') {
+      return new HttpTransport({ url: config.url!, connections: limits.connections, headers: config.headers, budget });
+    }
+    return new StdioTransport({
+      command: config.command!,
+      cwd: config.cwd,
+      env: config.env,
+      maxLineBytes: limits.maxResponseBytes,
+      onStderr: (line) => events.onStderr(line),
+      onLog: (frame) => events.onLog(frame),
+      onExit: (code, signal) => events.onExit(code, signal),
+    });
+  };
+}
+
+export const nodeTransports: TransportFactory = nodeTransportsWithin(new ByteBudget(DEFAULT_MAX_BUFFERED_UPSTREAM_BYTES));
