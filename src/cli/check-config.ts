@@ -80,7 +80,9 @@ export async function checkConfig(argv: string[], defaultConfig: string): Promis
   const unreachable = reports.filter((r) => r.reachable === false);
   const warnings = idSpaceWarnings(config.engines);
   if (values.json) {
-    process.stdout.write(`${JSON.stringify({ file, valid: true, engines: reports, ...(warnings.length > 0 ? { warnings } : {}) }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ file, valid: true, engines: reports, ...(warnings.length > 0 ? { warnings } : {}) }, null, 2)}\n`,
+    );
   } else {
     for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
     process.stdout.write(`${file}: valid config, ${reports.length} engine(s)\n\n`);
@@ -159,7 +161,9 @@ export function idSpaceWarnings(engines: readonly Pick<EngineConfig, 'id' | 'idS
     const corpora = new Set(members.map((m) => m.corpus));
     if (corpora.size < 2) continue;
     const listed = members.map((m) => `${m.id} (${m.corpus})`).join(', ');
-    warnings.push(`engines ${listed} search different corpora but share the id space ${space}: their hits merge when ids coincide; give each corpus its own idSpace`);
+    warnings.push(
+      `engines ${listed} search different corpora but share the id space ${space}: their hits merge when ids coincide; give each corpus its own idSpace`,
+    );
   }
   return warnings;
 }

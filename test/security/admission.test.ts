@@ -7,7 +7,17 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayHandle } from '../support/processes.js';
-import { gatewayOver, hostileEngine, post, rawRequest, retrieveMessage, stalledBody, untilClosed, type HostileEngine, type Json } from './support.js';
+import {
+  gatewayOver,
+  hostileEngine,
+  post,
+  rawRequest,
+  retrieveMessage,
+  stalledBody,
+  untilClosed,
+  type HostileEngine,
+  type Json,
+} from './support.js';
 
 const engines: HostileEngine[] = [];
 const gateways: GatewayHandle[] = [];

@@ -10,11 +10,22 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayHandle } from '../support/processes.js';
-import { gatewayOver, hostileEngine, post, rawRequest, retrieveMessage, type EngineAnswer, type HostileEngine, type Json } from './support.js';
+import {
+  gatewayOver,
+  hostileEngine,
+  post,
+  rawRequest,
+  retrieveMessage,
+  type EngineAnswer,
+  type HostileEngine,
+  type Json,
+} from './support.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 120);
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_201);
 const RCP_CODES = new Set([-32700, -32600, -32601, -32602, -32603, ...Array.from({ length: 16 }, (_, i) => -32001 - i)]);
+/** Per property: a case takes a few ms to ~100 ms (engine answers that time out take longer). */
+const PROPERTY_TIMEOUT_MS = Math.max(60_000, RUNS * 150);
 const ALLOWED_STATUS = new Set([200, 204, 400, 404, 413, 415, 429]);
 
 let good: HostileEngine;
@@ -44,8 +55,16 @@ const methodArb = fc.oneof(
   fc.string({ maxLength: 20 }),
 );
 const paramsArb = fc.oneof(
-  fc.record({ query: fc.oneof(fc.string({ maxLength: 30 }), fc.jsonValue({ maxDepth: 3 })), k: fc.oneof(fc.integer(), fc.double()) }, { requiredKeys: [] }),
-  fc.record({ _meta: fc.record({ traceId: fc.string({ maxLength: 60 }), deadlineMs: fc.integer(), progressToken: fc.jsonValue({ maxDepth: 1 }) }, { requiredKeys: [] }) }),
+  fc.record(
+    { query: fc.oneof(fc.string({ maxLength: 30 }), fc.jsonValue({ maxDepth: 3 })), k: fc.oneof(fc.integer(), fc.double()) },
+    { requiredKeys: [] },
+  ),
+  fc.record({
+    _meta: fc.record(
+      { traceId: fc.string({ maxLength: 60 }), deadlineMs: fc.integer(), progressToken: fc.jsonValue({ maxDepth: 1 }) },
+      { requiredKeys: [] },
+    ),
+  }),
   fc.jsonValue({ maxDepth: 4 }),
 );
 const messageArb = fc.record(
@@ -114,48 +133,76 @@ function wellBehavedClient(): { stop(): Promise<number> } {
 }
 
 describe('fuzzing', () => {
-  it('arbitrary client bodies, headers and paths: one well-formed answer each, no crash, no leak', async () => {
-    const client = wellBehavedClient();
-    const run = fc.assert(
-      fc.asyncProperty(bodyArb, headersArb, pathArb, async (body, headers, suffix) => {
-        casesRun++;
-        const res = await rawRequest(gw.url, { path: new URL(gw.url).pathname + suffix, body, headers });
-        expectWellFormedAnswer(res.status, res.text, String(res.headers['content-type'] ?? ''));
-        const sent = JSON.parse(JSON.stringify(safeParse(body) ?? null)) as unknown;
-        if (res.status === 200 && isSingleRequest(sent) && !headers.accept?.includes('event-stream')) {
-          const answer = res.json() as Json;
-          expect(Array.isArray(answer)).toBe(false);
-          if (answer.id !== null) expect(answer.id).toEqual((sent as Json).id);
-        }
-      }),
-      { numRuns: RUNS, seed: SEED },
-    );
-    await run.finally(() => client.stop());
-    expect(await client.stop()).toBeGreaterThan(0);
-  });
+  it(
+    'arbitrary client bodies, headers and paths: one well-formed answer each, no crash, no leak',
+    async () => {
+      const client = wellBehavedClient();
+      const run = fc.assert(
+        fc.asyncProperty(bodyArb, headersArb, pathArb, async (body, headers, suffix) => {
+          casesRun++;
+          const res = await rawRequest(gw.url, { path: new URL(gw.url).pathname + suffix, body, headers });
+          expectWellFormedAnswer(res.status, res.text, String(res.headers['content-type'] ?? ''));
+          const sent = JSON.parse(JSON.stringify(safeParse(body) ?? null)) as unknown;
+          if (res.status === 200 && isSingleRequest(sent) && !headers.accept?.includes('event-stream')) {
+            const answer = res.json() as Json;
+            expect(Array.isArray(answer)).toBe(false);
+            if (answer.id !== null) expect(answer.id).toEqual((sent as Json).id);
+          }
+        }),
+        { numRuns: RUNS, seed: SEED },
+      );
+      await run.finally(() => client.stop());
+      expect(await client.stop()).toBeGreaterThan(0);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 
-  it('arbitrary engine answers: the client always gets a result or a §12 error, the gateway keeps serving', async () => {
-    const answerArb: fc.Arbitrary<EngineAnswer> = fc.oneof(
-      fc.record({ hits: fc.array(fc.record({ id: fc.jsonValue({ maxDepth: 1 }), score: fc.jsonValue({ maxDepth: 1 }), text: fc.jsonValue({ maxDepth: 1 }), citation: fc.jsonValue({ maxDepth: 2 }), meta: fc.jsonValue({ maxDepth: 2 }) }, { requiredKeys: [] }), { maxLength: 8 }) }),
-      fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 4 }),
-      fc.record({ body: fc.string({ maxLength: 60 }), status: fc.constantFrom(200, 500, 503, 429, 404), contentType: fc.constantFrom('application/json', 'text/event-stream', 'text/html') }).map((raw) => ({ raw })),
-      fc.jsonValue({ maxDepth: 3 }).map((v) => ({ raw: { body: JSON.stringify({ jsonrpc: '2.0', id: 1, error: v }) } })),
-    );
-    const client = wellBehavedClient();
-    const run = fc.assert(
-      fc.asyncProperty(answerArb, fc.constantFrom('application/json', 'text/event-stream'), async (answer, accept) => {
-        casesRun++;
-        nextAnswer = answer;
-        const res = await post(gw.url, retrieveMessage(1, { query: 'fuzz', k: 5 }), { accept });
-        expectWellFormedAnswer(res.status, res.text, String(res.headers['content-type'] ?? ''));
-        const frames = framesOf(res.text, String(res.headers['content-type'] ?? ''));
-        expect(frames.filter((f) => f.id === 1)).toHaveLength(1);
-      }),
-      { numRuns: RUNS, seed: SEED },
-    );
-    await run.finally(() => client.stop());
-    expect(await client.stop()).toBeGreaterThan(0);
-  });
+  it(
+    'arbitrary engine answers: the client always gets a result or a §12 error, the gateway keeps serving',
+    async () => {
+      const answerArb: fc.Arbitrary<EngineAnswer> = fc.oneof(
+        fc.record({
+          hits: fc.array(
+            fc.record(
+              {
+                id: fc.jsonValue({ maxDepth: 1 }),
+                score: fc.jsonValue({ maxDepth: 1 }),
+                text: fc.jsonValue({ maxDepth: 1 }),
+                citation: fc.jsonValue({ maxDepth: 2 }),
+                meta: fc.jsonValue({ maxDepth: 2 }),
+              },
+              { requiredKeys: [] },
+            ),
+            { maxLength: 8 },
+          ),
+        }),
+        fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 4 }),
+        fc
+          .record({
+            body: fc.string({ maxLength: 60 }),
+            status: fc.constantFrom(200, 500, 503, 429, 404),
+            contentType: fc.constantFrom('application/json', 'text/event-stream', 'text/html'),
+          })
+          .map((raw) => ({ raw })),
+        fc.jsonValue({ maxDepth: 3 }).map((v) => ({ raw: { body: JSON.stringify({ jsonrpc: '2.0', id: 1, error: v }) } })),
+      );
+      const client = wellBehavedClient();
+      const run = fc.assert(
+        fc.asyncProperty(answerArb, fc.constantFrom('application/json', 'text/event-stream'), async (answer, accept) => {
+          casesRun++;
+          nextAnswer = answer;
+          const res = await post(gw.url, retrieveMessage(1, { query: 'fuzz', k: 5 }), { accept });
+          expectWellFormedAnswer(res.status, res.text, String(res.headers['content-type'] ?? ''));
+          const frames = framesOf(res.text, String(res.headers['content-type'] ?? ''));
+          expect(frames.filter((f) => f.id === 1)).toHaveLength(1);
+        }),
+        { numRuns: RUNS, seed: SEED },
+      );
+      await run.finally(() => client.stop());
+      expect(await client.stop()).toBeGreaterThan(0);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 });
 
 function safeParse(text: string): unknown {

@@ -56,7 +56,13 @@ export async function hostileEngine(
           /* recorded with empty params */
         }
         const method = typeof message.method === 'string' ? message.method : '';
-        const call: EngineCall = { id: message.id, path: req.url ?? '', method, params: (message.params ?? {}) as Json, headers: req.headers };
+        const call: EngineCall = {
+          id: message.id,
+          path: req.url ?? '',
+          method,
+          params: (message.params ?? {}) as Json,
+          headers: req.headers,
+        };
         calls.push(call);
         if (message.id === undefined) return void res.writeHead(204).end();
         const lifecycle: Json | undefined =

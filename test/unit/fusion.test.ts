@@ -171,7 +171,11 @@ describe('dedup, merge and origin tags (§16.3)', () => {
   it('never merges hits of engines in different id spaces; one space fuses as before', () => {
     const spaced = (engine: string, idSpace: string, hits: Array<Partial<EngineHit> & { id: string | number }>): RankedList =>
       list(engine, hits, { idSpace });
-    const apart = fuse([spaced('a', 'corpus-a', [{ id: 42, text: 'A' }]), spaced('b', 'corpus-b', [{ id: '42', text: 'B' }])], 'rrf', opts());
+    const apart = fuse(
+      [spaced('a', 'corpus-a', [{ id: 42, text: 'A' }]), spaced('b', 'corpus-b', [{ id: '42', text: 'B' }])],
+      'rrf',
+      opts(),
+    );
     expect(apart.hits.map((h) => h.text).sort()).toEqual(['A', 'B']);
     const together = fuse([spaced('a', 'one', [{ id: 42 }]), spaced('b', 'one', [{ id: '42' }])], 'rrf', opts());
     expect(together.hits).toHaveLength(1);

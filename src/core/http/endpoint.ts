@@ -92,7 +92,12 @@ export class RpcEndpoint<E extends Env> {
     }
   };
 
-  private async answer(c: Context<E>, envelope: Envelope, headers: Record<string, string>, takeRelease: () => () => void): Promise<Response> {
+  private async answer(
+    c: Context<E>,
+    envelope: Envelope,
+    headers: Record<string, string>,
+    takeRelease: () => () => void,
+  ): Promise<Response> {
     const { io, sessions } = this.options;
     const { value } = envelope;
     // §7.14 over HTTP: with a session token, a posted cancel reaches the request it names.

@@ -66,9 +66,8 @@ export async function startHttpServer(
     session: { ...extra.session, registry },
   });
   const server = await new Promise<ServerType>((resolve, reject) => {
-    const s = serve(
-      { fetch: app.fetch, hostname: settings.host, port: settings.port, serverOptions: guardedServerOptions(settings) },
-      () => resolve(s),
+    const s = serve({ fetch: app.fetch, hostname: settings.host, port: settings.port, serverOptions: guardedServerOptions(settings) }, () =>
+      resolve(s),
     );
     s.once('error', reject);
   });

@@ -31,7 +31,12 @@ export interface FusedEntry {
  * Record another engine's copy of the same document, ranked `rank` in a list of `weight`. Copies
  * arrive in engine-id order, so on a full tie the earlier (smaller engine id) body stays.
  */
-export function absorb(entry: Pick<FusedEntry, 'hit' | 'others' | 'bodyRank' | 'bodyWeight'>, hit: EngineHit, rank: number, weight: number): void {
+export function absorb(
+  entry: Pick<FusedEntry, 'hit' | 'others' | 'bodyRank' | 'bodyWeight'>,
+  hit: EngineHit,
+  rank: number,
+  weight: number,
+): void {
   if (rank < entry.bodyRank || (rank === entry.bodyRank && weight > entry.bodyWeight)) {
     (entry.others ??= []).push(entry.hit);
     entry.hit = hit;
