@@ -76,12 +76,7 @@ export function serveStdio(service: RcpService, options: StdioServerOptions): Pr
       void Promise.allSettled([...pending]).then(() => clearTimeout(timer));
     };
 
-    const maxLine = options.maxBodyBytes ?? DEFAULT_MAX_LINE;
-    const refuse = (detail: string): void => {
-      options.onRefused?.(detail);
-      // §4.7: the id of an unread line is unknown, so the answer carries id null.
-      write(errorResponse(null, { code: ErrorCode.PayloadTooLarge, message: 'payload too large', data: { detail } }));
-    };
+    const refuse = refusal(options, write);
     const splitter = new LineSplitter(
       (line) => {
         if (closed) return;
@@ -92,8 +87,8 @@ export function serveStdio(service: RcpService, options: StdioServerOptions): Pr
         pending.add(task);
         void task.finally(() => pending.delete(task));
       },
-      maxLine,
-      () => refuse(`line exceeds ${maxLine} characters`),
+      options.maxBodyBytes ?? DEFAULT_MAX_LINE,
+      () => refuse(`line exceeds ${options.maxBodyBytes ?? DEFAULT_MAX_LINE} characters`),
     );
 
     const onData = (chunk: Buffer | string): void => splitter.push(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
@@ -107,6 +102,14 @@ export function serveStdio(service: RcpService, options: StdioServerOptions): Pr
     if (options.shutdown?.aborted) onShutdown();
     else options.shutdown?.addEventListener('abort', onShutdown, { once: true });
   });
+}
+
+/** How a line over a cap is refused: reported (logged), and answered -32013 with id null (§4.7: its id is unknown, the line was never read). */
+function refusal(options: StdioServerOptions, write: (message: unknown) => void): (detail: string) => void {
+  return (detail) => {
+    options.onRefused?.(detail);
+    write(errorResponse(null, { code: ErrorCode.PayloadTooLarge, message: 'payload too large', data: { detail } }));
+  };
 }
 
 /** One NDJSON line through the session; a line that is not JSON (or too large a batch) is answered at once (undefined). */
