@@ -78,9 +78,13 @@ export async function checkConfig(argv: string[], defaultConfig: string): Promis
 
   const reports = await Promise.all(config.engines.map((engine) => probe(engine, config, values['no-probe'] ? undefined : timeoutMs)));
   const unreachable = reports.filter((r) => r.reachable === false);
+  const warnings = idSpaceWarnings(config.engines);
   if (values.json) {
-    process.stdout.write(`${JSON.stringify({ file, valid: true, engines: reports }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ file, valid: true, engines: reports, ...(warnings.length > 0 ? { warnings } : {}) }, null, 2)}\n`,
+    );
   } else {
+    for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
     process.stdout.write(`${file}: valid config, ${reports.length} engine(s)\n\n`);
     process.stdout.write(
       renderTable(
@@ -139,6 +143,29 @@ async function probe(engineConfig: EngineConfig, config: GatewayConfig, timeoutM
     await engine.stop();
   }
   return report;
+}
+
+/**
+ * Engines whose declared `corpus` differs but that share an id space (§16.3: hits merge by id
+ * within a space, so coinciding ids of unrelated documents would be fused into one hit).
+ */
+export function idSpaceWarnings(engines: readonly Pick<EngineConfig, 'id' | 'idSpace' | 'corpus'>[]): string[] {
+  const bySpace = new Map<string, Array<{ id: string; corpus: string }>>();
+  for (const engine of engines) {
+    if (engine.corpus === undefined) continue;
+    const space = engine.idSpace ?? '(default)';
+    bySpace.set(space, [...(bySpace.get(space) ?? []), { id: engine.id, corpus: engine.corpus }]);
+  }
+  const warnings: string[] = [];
+  for (const [space, members] of bySpace) {
+    const corpora = new Set(members.map((m) => m.corpus));
+    if (corpora.size < 2) continue;
+    const listed = members.map((m) => `${m.id} (${m.corpus})`).join(', ');
+    warnings.push(
+      `engines ${listed} search different corpora but share the id space ${space}: their hits merge when ids coincide; give each corpus its own idSpace`,
+    );
+  }
+  return warnings;
 }
 
 function breakerText(b: BreakerSettings): string {

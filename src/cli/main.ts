@@ -13,7 +13,8 @@ import type { McpFacade } from '../mcp/facade.js';
 import { startHttpServer } from '../node/server/listen.js';
 import { serveStdio } from '../node/server/stdio.js';
 import { Operations } from '../node/operations.js';
-import { nodeTransports } from '../node/upstream/factory.js';
+import { ByteBudget } from '../node/upstream/byte-budget.js';
+import { nodeTransportsWithin } from '../node/upstream/factory.js';
 import { PACKAGE_VERSION } from '../node/version.js';
 import { announceListening, isGatewayWorker, parseWorkers, runPrimary, workerCursorSecret, workerPort } from '../node/server/cluster.js';
 
@@ -118,7 +119,7 @@ async function serve(argv: string[]): Promise<void> {
   const mcp = mcpFacade(settings.name, PACKAGE_VERSION, logger);
   const { ops, gateway } = await startGatewayOrExit(loaded, logger, mcp);
   const beside = mcpBesideRcp(mcp, ops.attach(gateway), ops, settings, logger);
-  const server = await startHttpServer(beside.rcpService, settings, logger, ops.httpOptions(), beside.mount);
+  const server = await startHttpServer(beside.rcpService, settings, logger, ops.httpOptions(), beside.mount, ops.metrics.listener);
   // A reload keeps the listener's command-line host/port (they are restart-only anyway).
   await ops.startSidecars(loaded.file, (next) =>
     Object.assign(next.gateway, {
@@ -163,7 +164,7 @@ async function startGatewayOrExit(loaded: LoadedConfig, logger: Logger, mcp?: Mc
   const gateway = new Gateway(loaded.config, {
     logger,
     hooks: mcp ? mcp.hooks(ops.hooks) : ops.hooks,
-    transports: nodeTransports,
+    transports: nodeTransportsWithin(new ByteBudget(loaded.config.gateway.maxBufferedUpstreamBytes)),
     version: PACKAGE_VERSION,
   });
   try {
@@ -237,6 +238,9 @@ async function stdio(argv: string[]): Promise<void> {
     output: process.stdout,
     session: ops.sessionOptions(),
     maxInFlight: settings.maxInFlight,
+    maxBodyBytes: settings.maxBodyBytes,
+    maxBatchSize: settings.maxBatchSize,
+    onRefused: (detail) => logger.warn({ detail }, 'stdio request refused: payload too large'),
     shutdown: shutdown.signal,
     drainTimeoutMs: settings.drainTimeoutMs,
   });

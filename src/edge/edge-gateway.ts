@@ -63,7 +63,8 @@ export class EdgeGateway {
           }
         : {}),
       corsOrigins: settings.corsOrigins,
-      admit: () => gate.tryEnter(),
+      admit: (weight) => gate.tryEnter(weight),
+      maxBatchSize: Math.min(settings.maxBatchSize, settings.maxInFlight),
       extend: (app) => mountOpsRoutes(app, { readiness: () => readiness(this.gateway.engines, false) }),
       session: { onFinished: service.onFinished },
     });

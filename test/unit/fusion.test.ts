@@ -135,27 +135,51 @@ describe('dedup, merge and origin tags (§16.3)', () => {
     expect(dedupKey({ id: 'n', score: 1 }, 'content-hash')).toBe('id:n');
   });
 
-  it('keeps the richest body (more content blocks, then longer text) and merges meta', () => {
+  it('keeps the body of the best-ranked origin, never the longer one, and merges meta', () => {
+    // §16.3's "richest body" is a SHOULD; choosing by length let any engine replace another's
+    // text and citation by repeating its id, so the best-ranked origin's body is kept.
     const out = fuse(
       [
-        list('a', [{ id: 'd', text: 'short', meta: { lang: 'en', shared: 'from-a' } }]),
+        list('a', [{ id: 'o' }, { id: 'd', text: 'short', meta: { lang: 'en', shared: 'from-a' } }]),
         list('b', [{ id: 'd', text: 'a much longer body', meta: { year: 1962, shared: 'from-b' } }]),
       ],
       'rrf',
       opts(),
     );
-    const hit = out.hits[0]!;
-    expect(hit.text).toBe('a much longer body');
-    expect(meta(hit)).toMatchObject({ lang: 'en', year: 1962, shared: 'from-b' }); // the kept body's meta wins
-    const blocks = fuse(
+    const hit = out.hits.find((h) => h.id === 'd')!;
+    expect(hit.text).toBe('a much longer body'); // b ranked it 1st, a 2nd
+    expect(meta(hit)).toMatchObject({ lang: 'en', year: 1962, shared: 'from-b', engine: 'b', bodyEngine: 'b' }); // the kept body's meta wins
+    const tie = fuse(
+      [list('a', [{ id: 'd', text: 'short' }]), list('b', [{ id: 'd', text: 'x'.repeat(500), citation: { uri: 'https://phish' } }])],
+      'rrf',
+      opts(),
+    );
+    expect(tie.hits[0]!.text).toBe('short'); // equal rank and weight: the smaller engine id, not the longer text
+    expect(tie.hits[0]!.citation).toBeUndefined();
+    const weighted = fuse(
       [
         list('a', [{ id: 'd', text: 'x'.repeat(500) }]),
-        list('b', [{ id: 'd', content: [{ type: 'image', mimeType: 'image/png', uri: 'https://p/1.png' }] }]),
+        list('b', [{ id: 'd', content: [{ type: 'image', mimeType: 'image/png', uri: 'https://p/1.png' }] }], { weight: 2 }),
       ],
       'rrf',
       opts(),
     );
-    expect(blocks.hits[0]!.content).toHaveLength(1);
+    expect(weighted.hits[0]!.content).toHaveLength(1); // equal rank: the higher-weighted engine's body
+    expect(meta(weighted.hits[0]!).bodyEngine).toBe('b');
+  });
+
+  it('never merges hits of engines in different id spaces; one space fuses as before', () => {
+    const spaced = (engine: string, idSpace: string, hits: Array<Partial<EngineHit> & { id: string | number }>): RankedList =>
+      list(engine, hits, { idSpace });
+    const apart = fuse(
+      [spaced('a', 'corpus-a', [{ id: 42, text: 'A' }]), spaced('b', 'corpus-b', [{ id: '42', text: 'B' }])],
+      'rrf',
+      opts(),
+    );
+    expect(apart.hits.map((h) => h.text).sort()).toEqual(['A', 'B']);
+    const together = fuse([spaced('a', 'one', [{ id: 42 }]), spaced('b', 'one', [{ id: '42' }])], 'rrf', opts());
+    expect(together.hits).toHaveLength(1);
+    expect(dedupKey({ id: 42, score: 1 }, 'id', 'corpus-a')).not.toBe(dedupKey({ id: 42, score: 1 }, 'id', 'corpus-b'));
   });
 
   it('tags the origin: meta.engine / engineRank / engineScore of the best rank, and meta.fusedScore', () => {

@@ -88,6 +88,13 @@ const EngineSchema = z
     expose: z.boolean().optional(),
     /** Engine is the target for writes (index/add, index/delete). */
     writer: z.boolean().optional(),
+    /**
+     * The id space this engine's hit ids live in (§16.3): hits of engines in different spaces
+     * never merge, whatever their ids; engines without one share the default space.
+     */
+    idSpace: z.string().min(1).max(64).optional(),
+    /** A label for the corpus the engine searches (documentation; check-config compares it with idSpace). */
+    corpus: z.string().min(1).optional(),
   })
   .superRefine((engine, ctx) => {
     if (engine.transport === 'http' && !engine.url && !engine.urls) {
@@ -174,7 +181,17 @@ export const GatewaySchema = z.strictObject({
   federationDepth: nonNegativeInt.default(3),
   maxBodyBytes: positiveInt.default(1_048_576),
   maxResponseBytes: positiveInt.default(16_777_216),
+  /** Gateway-wide cap on engine answer bytes buffered at once; a leg that would pass it fails `too-large`. */
+  maxBufferedUpstreamBytes: positiveInt.default(268_435_456),
   maxInFlight: positiveInt.default(1_024),
+  /** Members of one JSON-RPC batch (§11); each counts against maxInFlight. Larger batches: 413 / -32013. */
+  maxBatchSize: positiveInt.default(100),
+  /** HTTP: time to receive a request's headers. */
+  headersTimeoutMs: positiveInt.default(10_000),
+  /** HTTP: longest silence between two reads of a request body (as nginx's client_body_timeout); then 408. */
+  bodyTimeoutMs: positiveInt.default(10_000),
+  /** HTTP: open connections per client address; more are closed at once. */
+  maxConnectionsPerIp: positiveInt.default(256),
   maxConcurrentPerEngine: positiveInt.default(64),
   maxQueuePerEngine: nonNegativeInt.default(256),
   sseHeartbeatMs: positiveInt.default(15_000),

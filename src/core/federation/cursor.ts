@@ -1,7 +1,8 @@
 /**
  * Gateway pagination cursors (§10), pure: encode, sign, verify. A cursor is
  * `base64url(JSON payload) "." base64url(HMAC-SHA256(key, payload))[:16 bytes]`, so it is opaque
- * to the client, carries everything the next page needs (no server-side state: any replica
+ * to the client in use (though not secret: the payload is signed, not encrypted, and decodes to
+ * the method, a request fingerprint, the engine ids and per-engine depths — see Security), carries everything the next page needs (no server-side state: any replica
  * holding the same key can serve it), and cannot be forged or altered: a bad signature or a
  * malformed payload is -32602 (`data.field: "cursor"`), an expired one -32015 (§12: "an expired
  * `cursor`"). The payload also carries a fingerprint of the request it belongs to, so a cursor
@@ -61,7 +62,7 @@ function processKey(): Uint8Array {
 }
 
 const utf8 = new TextEncoder();
-const fromUtf8 = new TextDecoder();
+const fromUtf8 = new TextDecoder('utf-8', { fatal: true }); // strict: invalid UTF-8 is not a cursor
 
 /** HMAC-SHA256 truncated to MAC_BYTES (byte-identical to any other HMAC-SHA256, so cursors stay valid across runtimes). */
 function mac(key: Uint8Array, body: string): Uint8Array {
@@ -107,14 +108,16 @@ export function openCursor(
   const dot = token.indexOf('.');
   if (dot <= 0 || dot !== token.lastIndexOf('.')) throw invalidCursor('not a cursor this gateway issued');
   const body = token.slice(0, dot);
-  const given = decodeBase64url(token.slice(dot + 1));
-  if (!given || !sameBytes(given, mac(key, body))) {
+  // The MAC is compared as the exact text this gateway would issue (its canonical encoding), not
+  // after a lenient decode: only one spelling of a cursor verifies.
+  if (!sameBytes(utf8.encode(token.slice(dot + 1)), utf8.encode(base64urlnopad.encode(mac(key, body))))) {
     throw invalidCursor('cursor signature does not verify (forged, corrupted, or issued under another key)');
   }
   let decoded: unknown;
   try {
     const bytes = decodeBase64url(body);
-    if (!bytes) throw new Error('not base64url');
+    // Strict: the body must be the canonical encoding of its bytes, as sealed.
+    if (!bytes || base64urlnopad.encode(bytes) !== body) throw new Error('not canonical base64url');
     decoded = JSON.parse(fromUtf8.decode(bytes));
   } catch {
     throw invalidCursor('cursor payload is not readable');

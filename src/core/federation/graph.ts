@@ -84,7 +84,13 @@ export async function federatedGraph(rawParams: JsonObject, ctx: CallContext, fe
       continue;
     }
     for (const problem of clean.problems) notes.push(`engine ${success.engine.id}: ${problem}`);
-    lists.push({ engine: success.engine.id, weight: options.weights[success.engine.id] ?? success.engine.weight, hits: clean.hits });
+    const { idSpace } = success.engine.config;
+    lists.push({
+      engine: success.engine.id,
+      weight: options.weights[success.engine.id] ?? success.engine.weight,
+      hits: clean.hits,
+      ...(idSpace !== undefined ? { idSpace } : {}),
+    });
     firstAnswers.set(success.engine.id, { result: success.result, asked });
     if (params.op === 'drift') followups.add(success.result.followups);
   }

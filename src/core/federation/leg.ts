@@ -15,8 +15,9 @@ import { abortReasonOf } from '../service/contract.js';
 import { describeRetry, type RetryPolicy } from '../resilience/retry.js';
 import type { UpstreamCall } from '../upstream/call.js';
 import type { Engine } from '../upstream/engine.js';
-import { UpstreamError } from '../upstream/errors.js';
+import { UpstreamError, publicDetail } from '../upstream/errors.js';
 import type { DegradedEntry, FederationContext } from './context.js';
+import { logLegFailure } from './sanitize.js';
 import { traceContext, type TraceContext } from './trace.js';
 
 export interface LegFailure extends DegradedEntry {
@@ -97,6 +98,7 @@ export async function runLeg(
     if (!(err instanceof UpstreamError)) throw gatewayFault(fed, err, { engine: engine.id, method });
     const error = err;
     const failure = failureOf(engine, error, scope.ctx);
+    logLegFailure(fed, engine.id, method, failure);
     fed.hooks.onLeg?.(engine.id, method, failure.code, performance.now() - started);
     return { ok: false, error, failure };
   }
@@ -157,7 +159,7 @@ export function failureOf(engine: Engine, error: UpstreamError, ctx: CallContext
     // Its code is kept; a caller's error (§12.2 not retryable) never counted against the engine.
     reason = 'engine-error';
   }
-  return { engine: engine.id, code, reason, detail: error.message.slice(0, 300), error };
+  return { engine: engine.id, code, reason, detail: publicDetail(error), error };
 }
 
 /**

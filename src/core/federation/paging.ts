@@ -65,7 +65,7 @@ export function segmentHits(
   const exclude = new Set<string>();
   if (segment > 0) {
     for (const list of truncate(lists, options.depth, segment - 1)) {
-      for (const hit of list.hits) exclude.add(dedupKey(hit, options.fusion.dedup));
+      for (const hit of list.hits) exclude.add(dedupKey(hit, options.fusion.dedup, list.idSpace));
     }
   }
   return fuse(truncate(lists, options.depth, segment), options.method, { ...options.fusion, k: limit, exclude });

@@ -234,6 +234,7 @@ class Answers {
       weight: this.plan.options.weights[engine.id] ?? engine.weight,
       hits,
       ...(floor !== undefined ? { scoreFloor: floor } : {}),
+      ...(engine.config.idSpace !== undefined ? { idSpace: engine.config.idSpace } : {}),
     };
   }
 }

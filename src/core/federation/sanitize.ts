@@ -6,7 +6,9 @@
  */
 import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
 import { UpstreamError } from '../upstream/errors.js';
+import type { FederationContext } from './context.js';
 import type { EngineHit } from './fusion/types.js';
+import type { LegFailure } from './leg.js';
 
 export interface SanitizedList {
   hits: EngineHit[];
@@ -87,4 +89,15 @@ function isUnit(value: unknown): boolean {
  */
 export function requireHitsArray(result: JsonObject): void {
   if (!Array.isArray(result.hits)) throw new UpstreamError('malformed', '`hits` is not an array');
+}
+
+/**
+ * The full story of a failed leg, for the gateway's log only: clients get the generic
+ * `publicDetail` (upstream/errors.ts), never the local error text with engine addresses.
+ * A leg the client abandoned (cancel, disconnect, deadline) is routine and logged at debug.
+ */
+export function logLegFailure(fed: FederationContext, engine: string, method: string, failure: LegFailure): void {
+  const fields = { engine, method, reason: failure.reason, code: failure.code, detail: failure.error.message.slice(0, 2_000) };
+  if (failure.error.reason === 'aborted') fed.logger.debug(fields, 'engine call abandoned');
+  else fed.logger.warn(fields, 'engine call failed');
 }

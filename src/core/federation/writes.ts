@@ -18,7 +18,7 @@ import { routeEngineIds } from '../config/schema.js';
 import { ErrorCode, RcpError } from '../protocol/errors.js';
 import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
 import type { CallContext } from '../service/contract.js';
-import { toClientError, UpstreamError } from '../upstream/errors.js';
+import { publicDetail, toClientError, UpstreamError } from '../upstream/errors.js';
 import type { Engine } from '../upstream/engine.js';
 import type { FederationContext } from './context.js';
 import { failureOf, legScope, onPath, relayLog, requireHopBudget, runLeg, stripGatewayMeta } from './leg.js';
@@ -122,7 +122,7 @@ export async function federatedWrite(method: string, params: JsonObject, ctx: Ca
   const writes: WriteOutcome[] = settled.map((s) =>
     s.error === undefined
       ? { engine: s.engine.id, ok: true }
-      : { engine: s.engine.id, ok: false, code: failureOf(s.engine, s.error, ctx).code, message: s.error.message.slice(0, 300) },
+      : { engine: s.engine.id, ok: false, code: failureOf(s.engine, s.error, ctx).code, message: publicDetail(s.error) },
   );
   const success = settled.find((s) => s.result !== undefined);
   if (!success || !success.result) {

@@ -22,8 +22,10 @@ export interface HttpServerOptions<E extends Env = Env> {
   /** Optional stateful HTTP sessions (cancel by id over HTTP); absent = stateless only. */
   httpSessions?: HttpSessionSettings;
   corsOrigins: string[];
-  /** Gate evaluated before the body is read: answer 429 when the gateway is saturated (never seen by JSON-RPC). */
-  admit?: () => { ok: true; release: () => void } | { ok: false; retryAfterMs: number };
+  /** Gate evaluated once the body is read, for each request it carries: 429 when the gateway is saturated (never seen by JSON-RPC). */
+  admit?: (weight: number) => { ok: true; release: () => void } | { ok: false; retryAfterMs: number };
+  /** Most members in one batch (§11); default 100. */
+  maxBatchSize?: number;
   session?: Partial<SessionOptions>;
   /** Extra routes (health, metrics) mounted beside the RCP endpoint. */
   extend?: (app: Hono<E>) => void;
@@ -32,6 +34,8 @@ export interface HttpServerOptions<E extends Env = Env> {
   /** How requests are read and disconnects noticed; default: web-standard `Request`. */
   io?: RequestIo<E>;
 }
+
+const DEFAULT_MAX_BATCH_SIZE = 100;
 
 const CORS_HEADERS = ['content-type', 'accept', 'authorization', 'traceparent', 'tracestate', 'rcp-session', 'x-rcpgw-engine'];
 
@@ -59,6 +63,7 @@ export function createHttpApp<E extends Env = Env>(service: RcpService, options:
     streaming: options.streaming,
     io,
     sessions: options.httpSessions ? new HttpSessionRegistry(options.httpSessions) : undefined,
+    maxBatchSize: options.maxBatchSize ?? DEFAULT_MAX_BATCH_SIZE,
     ...(options.admit ? { admit: options.admit } : {}),
     ...(options.session ? { session: options.session } : {}),
     ...(options.onStreamOpen ? { onStreamOpen: options.onStreamOpen } : {}),

@@ -1,6 +1,6 @@
 /**
- * The RCP endpoint behind `POST <base>[/<method>]`: admission before the body is read, then the
- * body handed to a Session (one per request: HTTP is stateless, §5.2) and its answer sent as JSON
+ * The RCP endpoint behind `POST <base>[/<method>]`: the envelope checked (media type, path), the
+ * body read, batch size and admission checked, then the body handed to a Session (one per request: HTTP is stateless, §5.2) and its answer sent as JSON
  * or as an SSE stream. Moves bytes only; the Session does the protocol.
  */
 import type { Context, Env } from 'hono';
@@ -10,7 +10,10 @@ import { Session, type SessionOptions } from '../session/session.js';
 import type { RcpService } from '../service/contract.js';
 import {
   atCapacity,
+  batchTooLarge,
   compactOf,
+  envelopeFault,
+  isJsonMediaType,
   issueSessionToken,
   jsonReply,
   methodFromPath,
@@ -18,7 +21,7 @@ import {
   readEnvelope,
   type Envelope,
 } from './envelope.js';
-import type { RequestIo } from './request-io.js';
+import { BodyTimeoutError, type RequestIo } from './request-io.js';
 import { sseReply } from './sse.js';
 
 type Reply = ResponseMessage | ResponseMessage[] | null;
@@ -29,7 +32,10 @@ export interface EndpointOptions<E extends Env> {
   sseHeartbeatMs: number;
   /** Whether SSE may be used at all; it is also used only while `streaming` is advertised (§5.2). */
   streaming: boolean;
-  admit?: () => { ok: true; release: () => void } | { ok: false; retryAfterMs: number };
+  /** Admission for `weight` requests at once (a batch counts each member). */
+  admit?: (weight: number) => { ok: true; release: () => void } | { ok: false; retryAfterMs: number };
+  /** Most members accepted in one batch (§11); larger batches are refused whole with 413 / -32013. */
+  maxBatchSize: number;
   session?: Partial<SessionOptions>;
   onStreamOpen?: () => void;
   onStreamClose?: () => void;
@@ -45,8 +51,27 @@ export class RpcEndpoint<E extends Env> {
   ) {}
 
   readonly handle = async (c: Context<E>): Promise<Response> => {
+    const { io, maxBodyBytes } = this.options;
+    const headers = io.headers(c);
+    if (!isJsonMediaType(headers['content-type'])) return envelopeFault(415, 'Content-Type must be application/json');
     const pathMethod = methodFromPath(c.req.path, this.options.base);
-    const admission = this.options.admit?.();
+    if (pathMethod === null) return envelopeFault(400, 'the path is not valid percent-encoding');
+    // The body is read before admission: a client dripping its body holds a connection (bounded by
+    // the body timeout and the per-address cap), never an in-flight slot others need.
+    let text: string | undefined;
+    try {
+      text = await io.readBody(c, maxBodyBytes);
+    } catch (err) {
+      if (err instanceof BodyTimeoutError) return envelopeFault(408, err.message);
+      throw err;
+    }
+    if (text === undefined) return payloadTooLarge(maxBodyBytes);
+    const envelope = readEnvelope(text, pathMethod);
+    if (envelope instanceof Response) return envelope;
+    const members = Array.isArray(envelope.value) ? envelope.value.length : 1;
+    if (members > this.options.maxBatchSize) return batchTooLarge(members, this.options.maxBatchSize);
+    // Every batch member is a request in flight (§11: one POST must not start more than the cap allows).
+    const admission = this.options.admit?.(Math.max(1, members));
     if (admission && !admission.ok) return atCapacity(admission.retryAfterMs);
     // An SSE answer outlives this handler: it takes the admission slot over and frees it when the
     // stream ends, so graceful drain waits for live streams too.
@@ -58,7 +83,7 @@ export class RpcEndpoint<E extends Env> {
     };
     let handedOff = false;
     try {
-      return await this.answer(c, pathMethod, () => {
+      return await this.answer(c, envelope, headers, () => {
         handedOff = true;
         return release;
       });
@@ -67,14 +92,14 @@ export class RpcEndpoint<E extends Env> {
     }
   };
 
-  private async answer(c: Context<E>, pathMethod: string | undefined, takeRelease: () => () => void): Promise<Response> {
-    const { io, sessions, maxBodyBytes } = this.options;
-    const text = await io.readBody(c, maxBodyBytes);
-    if (text === undefined) return payloadTooLarge(maxBodyBytes);
-    const envelope = readEnvelope(text, pathMethod);
-    if (envelope instanceof Response) return envelope;
+  private async answer(
+    c: Context<E>,
+    envelope: Envelope,
+    headers: Record<string, string>,
+    takeRelease: () => () => void,
+  ): Promise<Response> {
+    const { io, sessions } = this.options;
     const { value } = envelope;
-    const headers = io.headers(c);
     // §7.14 over HTTP: with a session token, a posted cancel reaches the request it names.
     const sessionToken = sessions ? headers[SESSION_HEADER] : undefined;
     if (sessions && sessionToken !== undefined) for (const id of cancelIdsOf(value)) sessions.cancel(sessionToken, id);

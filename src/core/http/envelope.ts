@@ -3,7 +3,7 @@
  * path-method check, and the fixed replies (200 JSON, 413, 429, 400) the endpoint sends.
  */
 import { ErrorCode } from '../protocol/errors.js';
-import { errorResponse, isJsonObject, parseErrorResponse, type ResponseMessage } from '../protocol/jsonrpc.js';
+import { errorResponse, invalidRequest, isJsonObject, parseErrorResponse, type ResponseMessage } from '../protocol/jsonrpc.js';
 import type { HttpSessionRegistry } from '../session/http-sessions.js';
 
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
@@ -93,10 +93,48 @@ export function atCapacity(retryAfterMs: number): Response {
   );
 }
 
-/** `<base>/index/add` → `index/add`; the base path itself → undefined (method from the body). */
-export function methodFromPath(path: string, base: string): string | undefined {
+/**
+ * `<base>/index/add` → `index/add`; the base path itself → undefined (method from the body); a
+ * path that does not percent-decode → null (answered 400, never a 500).
+ */
+export function methodFromPath(path: string, base: string): string | undefined | null {
   const rest = path.slice(base.length).replace(/^\/+/, '');
-  return rest.length > 0 ? decodeURIComponent(rest) : undefined;
+  if (rest.length === 0) return undefined;
+  try {
+    return decodeURIComponent(rest);
+  } catch {
+    return null;
+  }
+}
+
+/** A fault in the HTTP envelope itself (bad path, wrong media type, stalled body): a JSON error with that status. */
+export function envelopeFault(status: 400 | 408 | 415, detail: string): Response {
+  const headers: Record<string, string> = status === 408 ? { ...JSON_HEADERS, connection: 'close' } : { ...JSON_HEADERS };
+  return new Response(JSON.stringify(invalidRequest(null, detail)), { status, headers });
+}
+
+/**
+ * POST bodies must be declared `application/json` (parameters such as charset allowed): a
+ * cross-site "simple" request (text/plain, form encodings) then cannot reach a method, since a
+ * browser must preflight the JSON type, and CORS decides.
+ */
+export function isJsonMediaType(contentType: string | undefined): boolean {
+  if (contentType === undefined) return false;
+  return contentType.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
+}
+
+/** A batch over the size cap: refused whole before any member runs (§11, §12 -32013, §15.5). */
+export function batchTooLarge(size: number, maxBatchSize: number): Response {
+  return new Response(
+    JSON.stringify(
+      errorResponse(null, {
+        code: ErrorCode.PayloadTooLarge,
+        message: `batch too large: ${size} members, at most ${maxBatchSize} accepted`,
+        data: { detail: `split the batch into batches of at most ${maxBatchSize} members` },
+      }),
+    ),
+    { status: 413, headers: JSON_HEADERS },
+  );
 }
 
 function methodMismatch(member: unknown, pathMethod: string): ResponseMessage | undefined {

@@ -6,10 +6,18 @@
 import type { Context, Env, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 
+/** Thrown by `readBody` when the client went silent mid-body for longer than the body timeout (answered 408). */
+export class BodyTimeoutError extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`request body stalled for ${timeoutMs} ms`);
+    this.name = 'BodyTimeoutError';
+  }
+}
+
 export interface RequestIo<E extends Env> {
   /** Middleware in front of the endpoint that answers `tooLarge()` for a body over `maxBytes`. */
   limitBody(maxBytes: number, tooLarge: () => Response): MiddlewareHandler<E>;
-  /** The body as text; undefined once it exceeds `maxBytes`. */
+  /** The body as text; undefined once it exceeds `maxBytes`; rejects with BodyTimeoutError when it stalls. */
   readBody(c: Context<E>, maxBytes: number): Promise<string | undefined>;
   /** Lower-cased header map; repeated headers joined with ", " as `Headers` does. */
   headers(c: Context<E>): Record<string, string>;

@@ -2,6 +2,7 @@
  * JSON-RPC 2.0 message shapes and classification (§4). Pure: no I/O.
  */
 import { ErrorCode, type WireError } from './errors.js';
+import { isWellFormedMethodName } from './methods.js';
 
 export type RequestId = string | number;
 export type JsonObject = Record<string, unknown>;
@@ -44,8 +45,14 @@ export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * §4.7 ids: a string, or a number the gateway can echo exactly. An integer beyond 2^53 has
+ * already lost precision in parsing, so echoing it would answer a different id: refused.
+ */
 function isValidId(value: unknown): value is RequestId {
-  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
+  if (typeof value === 'string') return true;
+  if (typeof value !== 'number' || !Number.isFinite(value)) return false;
+  return Number.isInteger(value) ? Number.isSafeInteger(value) : true;
 }
 
 /**
@@ -74,8 +81,11 @@ export function classify(value: unknown): Classified {
   else return { kind: 'invalid', id: recoveredId, reason: 'params must be an object' };
 
   if (!hasId) return { kind: 'notification', message: { jsonrpc: '2.0', method: value.method, params } };
-  // §4.7: a request id MUST be a string or number, never null.
-  if (!isValidId(rawId)) return { kind: 'invalid', id: null, reason: 'id must be a string or number' };
+  // §4.7: a request id MUST be a string or number, never null (and a number that survives parsing).
+  if (!isValidId(rawId)) return { kind: 'invalid', id: null, reason: 'id must be a string or a number within ±2^53' };
+  if (!isWellFormedMethodName(value.method)) {
+    return { kind: 'invalid', id: rawId, reason: 'method name is not well formed (segments of [a-z0-9-], §4.1)' };
+  }
   return { kind: 'request', message: { jsonrpc: '2.0', id: rawId, method: value.method, params } };
 }
 

@@ -33,6 +33,30 @@ export function isCoreMethod(method: string): method is CoreMethod {
   return Object.prototype.hasOwnProperty.call(METHOD_CAPABILITY, method);
 }
 
+/**
+ * The method-name grammar (§4.1, §4.5, §6.2): `<verb>` or `<verb>/<sub>`, vendor methods
+ * `x-<vendor>/<name>`, notifications `notifications/<name>`; segments of `[a-z0-9-]`. A name
+ * outside it names no method, and is never let near an engine's URL path.
+ */
+const METHOD_NAME = /^[a-z0-9][a-z0-9-]*(?:\/[a-z0-9][a-z0-9-]*)*$/;
+const MAX_METHOD_NAME = 128;
+
+export function isWellFormedMethodName(method: string): boolean {
+  return method.length <= MAX_METHOD_NAME && METHOD_NAME.test(method);
+}
+
+/**
+ * The URL path of a method under an engine's base path, built by encoding each segment (never by
+ * pasting the name): a name outside the grammar still cannot climb out of the base path or add a
+ * query, fragment or header.
+ */
+export function methodUrlPath(method: string): string {
+  return method
+    .split('/')
+    .map((segment) => encodeURIComponent(segment).replace(/\./g, '%2E'))
+    .join('/');
+}
+
 const VENDOR_METHOD = /^x-([a-z0-9][a-z0-9-]*)\/.+/;
 
 /** `x-acme/foo` → capability key `x-acme` (§6.2: extension methods are gated by a matching key). */

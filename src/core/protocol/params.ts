@@ -14,10 +14,18 @@ function opt<T extends z.ZodType>(schema: T) {
 const safeInt = z.int(); // zod's int() is bounded to the safe-integer range (§4.6: 53-bit)
 const positive = safeInt.min(1, 'must be a positive integer');
 
+/**
+ * A client's trace id is echoed, logged and forwarded to every engine, so only a short run of
+ * visible ASCII is taken (no CR/LF, no 100 KB ids); anything else is treated as absent and the
+ * gateway generates one (§4.6 leniency: a bad trace id never fails the request).
+ */
+const TRACE_ID = /^[\x21-\x7e]{1,128}$/;
+const traceIdOrAbsent = (v: unknown): unknown => (typeof v === 'string' && TRACE_ID.test(v) ? v : undefined);
+
 const MetaSchema = z.looseObject({
   progressToken: opt(z.union([z.string(), safeInt], 'must be a string or integer')),
   deadlineMs: opt(z.number().finite().min(0, 'must be ≥ 0')),
-  traceId: opt(z.string()),
+  traceId: z.preprocess(traceIdOrAbsent, z.string().optional()),
   logLevel: opt(z.enum(['debug', 'info', 'notice', 'warning', 'error'])),
   federation: opt(
     z.looseObject({

@@ -33,18 +33,21 @@ export class AdmissionGate {
     return this.drainingFlag;
   }
 
-  /** Take a slot; `release` must be called exactly once when the request has been answered. */
-  tryEnter(): Admission {
+  /**
+   * Take `weight` slots at once (a batch takes one per member), all or none; `release` must be
+   * called exactly once when the request (or the whole batch) has been answered.
+   */
+  tryEnter(weight = 1): Admission {
     if (this.drainingFlag) return { ok: false, retryAfterMs: DRAINING_RETRY_AFTER_MS };
-    if (this.count >= this.maxInFlight) return { ok: false, retryAfterMs: SATURATED_RETRY_AFTER_MS };
-    this.count++;
+    if (this.count + weight > this.maxInFlight) return { ok: false, retryAfterMs: SATURATED_RETRY_AFTER_MS };
+    this.count += weight;
     let released = false;
     return {
       ok: true,
       release: () => {
         if (released) return;
         released = true;
-        this.count--;
+        this.count -= weight;
         if (this.count === 0) for (const wake of this.idleWaiters.splice(0)) wake();
       },
     };

@@ -16,6 +16,7 @@ import {
   type RequestMessage,
   type ResponseMessage,
 } from '../protocol/jsonrpc.js';
+import { MAX_PARAMS_DEPTH, nestsDeeperThan } from '../protocol/limits.js';
 import { UNGATED_ANYTIME, methodGate } from '../protocol/methods.js';
 import {
   CancelParamsSchema,
@@ -164,6 +165,11 @@ export class Session {
         undefined,
         errorResponse(id, { code: ErrorCode.BackendUnavailable, message: 'server is shutting down' }),
       );
+    }
+    if (nestsDeeperThan(request.params, MAX_PARAMS_DEPTH)) {
+      // Refused before any engine is called, so a client's own absurd params never count against an engine.
+      const error = RcpError.invalidParams('params', `params nest deeper than ${MAX_PARAMS_DEPTH} levels`);
+      return this.finish(method, started, undefined, errorResponse(id, toWireError(error)));
     }
     try {
       const lifecycle = this.lifecycle(request);

@@ -85,6 +85,26 @@ export function upstreamCode(err: UpstreamError): number {
 }
 
 /** Surface an upstream failure to the client (single-engine routes, required engines). */
+/**
+ * What a client is told about an upstream failure. Failures the gateway itself words (timeouts,
+ * queue, breaker, size caps, aborts) keep their text; failures worded by the platform or the
+ * engine's transport get a fixed sentence, since their text names engine addresses and ports
+ * (`connect ECONNREFUSED 10.0.0.7:9102`) although catalog/list hides endpoints. The full text
+ * goes to the gateway's log (federation/sanitize.ts). An engine's own JSON-RPC error message is
+ * its answer to the client and is passed on.
+ */
+const GENERIC_DETAIL: Partial<Record<UpstreamFailure, string>> = {
+  transport: 'the engine could not be reached',
+  crashed: 'the engine process exited during the call',
+  malformed: 'the engine answered with a malformed response',
+  'not-ready': 'the engine is not ready',
+};
+
+export function publicDetail(err: UpstreamError): string {
+  if (err.reason === 'remote-error' && err.remote) return err.remote.message.slice(0, 300);
+  return GENERIC_DETAIL[err.reason] ?? err.message.slice(0, 300);
+}
+
 export function toClientError(err: unknown, engineId: string): RcpError {
   if (err instanceof RcpError) return err;
   if (err instanceof UpstreamError) {
@@ -97,8 +117,8 @@ export function toClientError(err: unknown, engineId: string): RcpError {
         if (remoteData[key] !== undefined) data[key] = remoteData[key];
       }
     }
-    data.detail = err.message;
-    return new RcpError(code, `engine ${engineId}: ${err.remote?.message ?? err.message}`, data);
+    data.detail = publicDetail(err);
+    return new RcpError(code, `engine ${engineId}: ${publicDetail(err)}`, data);
   }
   return new RcpError(ErrorCode.InternalError, `engine ${engineId}: internal error`, { engine: engineId });
 }

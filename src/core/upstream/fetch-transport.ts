@@ -10,6 +10,7 @@
  * calls are open at once, and the runtime reuses connections as it sees fit.
  */
 import type { JsonObject } from '../protocol/jsonrpc.js';
+import { methodUrlPath } from '../protocol/methods.js';
 import { callSignal, type CallSignal } from './call-signal.js';
 import { UpstreamError } from './errors.js';
 import { nextProgressToken, settleResponse, withProgressToken } from './frames.js';
@@ -67,7 +68,7 @@ export class FetchTransport implements UpstreamTransport {
 
     let response: Response;
     try {
-      response = await this.fetch(`${this.endpoint}/${method}`, {
+      response = await this.fetch(`${this.endpoint}/${methodUrlPath(method)}`, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -102,7 +103,7 @@ export class FetchTransport implements UpstreamTransport {
   }
 
   notify(method: string, params: JsonObject): void {
-    const sent = this.fetch(`${this.endpoint}/${method}`, {
+    const sent = this.fetch(`${this.endpoint}/${methodUrlPath(method)}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...this.options.headers },
       body: JSON.stringify({ jsonrpc: '2.0', method, params }),

@@ -9,6 +9,7 @@
  * per request. Names and labels are documented in the README (Operations) and kept stable.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Aggregator } from 'prom-client';
+import type { ListenerObserver } from '../server/listener-guard.js';
 import { ErrorCode } from '../../core/protocol/errors.js';
 import { isCoreMethod, vendorCapabilityOf } from '../../core/protocol/methods.js';
 import type { AbortReason } from '../../core/service/contract.js';
@@ -74,6 +75,7 @@ export class GatewayMetrics implements MetricsExposition {
   private enginesView: () => readonly EngineView[] = () => [];
   private inFlight = 0;
   private streamsOpen = 0;
+  private bodiesReading = 0;
 
   private readonly requests = new Counter({
     name: `${PREFIX}requests_total`,
@@ -165,6 +167,25 @@ export class GatewayMetrics implements MetricsExposition {
   /** Live experiments' metrics (experiment-metrics.ts), in this registry. */
   readonly experiments = new ExperimentMetrics(this.registry);
 
+  private readonly bodyTimeouts = new Counter({
+    name: `${PREFIX}http_body_timeouts_total`,
+    help: 'HTTP requests whose body stalled past gateway.bodyTimeoutMs (answered 408).',
+    registers: [this.registry],
+  });
+  private readonly connectionsRefused = new Counter({
+    name: `${PREFIX}http_connections_refused_total`,
+    help: 'HTTP connections closed at once: their address had gateway.maxConnectionsPerIp open.',
+    registers: [this.registry],
+  });
+
+  /** What the Node listener's connection guards report (listener-guard.ts). */
+  readonly listener: ListenerObserver = {
+    bodyReadStarted: () => void this.bodiesReading++,
+    bodyReadEnded: () => void this.bodiesReading--,
+    bodyTimedOut: () => this.bodyTimeouts.inc(),
+    connectionRefused: () => this.connectionsRefused.inc(),
+  };
+
   private readonly requestChild = bound((method, code) => this.requests.labels(method!, code!));
   private readonly requestSecondsChild = bound((method) => this.requestSeconds.labels(method!));
   private readonly engineCallChild = bound((engine, code) => this.engineCalls.labels(engine!, code!));
@@ -196,6 +217,7 @@ export class GatewayMetrics implements MetricsExposition {
     };
     scalar('in_flight_requests', 'Requests being answered right now.', () => this.inFlight);
     scalar('sse_streams_open', 'Open SSE response streams.', () => this.streamsOpen);
+    scalar('http_bodies_reading', 'HTTP request bodies being read (not yet admitted).', () => this.bodiesReading);
     // Across workers: up only when up in every worker; the breaker state of the worst worker.
     perEngine('engine_up', 'Engine initialized and serving (1) or not (0).', (e) => (e.status === 'ready' ? 1 : 0), 'min');
     perEngine(

@@ -1,8 +1,9 @@
 /**
  * Node HTTP listener for the Hono app (@hono/node-server), with admission control (gateway-wide
- * in-flight cap), and a graceful close: stop accepting, drain in-flight requests up to a timeout.
+ * in-flight cap), connection guards (per-address cap, header and body timeouts), and a graceful close: stop accepting, drain in-flight requests up to a timeout.
  */
 import { serve, type ServerType } from '@hono/node-server';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { GatewaySettings } from '../../core/config/schema.js';
 import type { Logger } from '../observability/log.js';
@@ -10,6 +11,7 @@ import { createHttpApp, type HttpServerOptions } from '../../core/http/app.js';
 import type { RcpService } from '../../core/service/contract.js';
 import type { SessionOptions } from '../../core/session/session.js';
 import { AdmissionGate, InFlightRegistry } from '../../core/session/admission.js';
+import { capConnectionsPerAddress, guardedServerOptions, NO_OBSERVER, type ListenerObserver } from './listener-guard.js';
 import { nodeRequestIo, type NodeHttpEnv } from './node-request-io.js';
 
 /** Routes mounted beside the RCP endpoint that serve requests too (MCP): they share the in-flight cap and the shutdown registry. */
@@ -32,6 +34,7 @@ export async function startHttpServer(
   logger: Logger,
   extra: Partial<HttpServerOptions<NodeHttpEnv>> = {},
   beside?: BesideMount,
+  observer: ListenerObserver = NO_OBSERVER,
 ): Promise<RunningHttpServer> {
   // Gateway-wide in-flight cap (429 + Retry-After before JSON-RPC) and the sessions shutdown must answer.
   const gate = new AdmissionGate(settings.maxInFlight);
@@ -51,8 +54,10 @@ export async function startHttpServer(
         }
       : {}),
     corsOrigins: settings.corsOrigins,
-    admit: () => gate.tryEnter(),
-    io: nodeRequestIo(),
+    admit: (weight) => gate.tryEnter(weight),
+    // A batch larger than the in-flight cap could never be admitted: refused as too large instead.
+    maxBatchSize: Math.min(settings.maxBatchSize, settings.maxInFlight),
+    io: nodeRequestIo({ bodyTimeoutMs: settings.bodyTimeoutMs, observer }),
     ...extra,
     extend: (app) => {
       extra.extend?.(app);
@@ -61,9 +66,12 @@ export async function startHttpServer(
     session: { ...extra.session, registry },
   });
   const server = await new Promise<ServerType>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: settings.host, port: settings.port }, () => resolve(s));
+    const s = serve({ fetch: app.fetch, hostname: settings.host, port: settings.port, serverOptions: guardedServerOptions(settings) }, () =>
+      resolve(s),
+    );
     s.once('error', reject);
   });
+  capConnectionsPerAddress(server as Server, settings.maxConnectionsPerIp, observer);
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}${settings.basePath}`;

@@ -7,7 +7,8 @@
  */
 import type { HttpBindings } from '@hono/node-server';
 import type { Context } from 'hono';
-import { webRequestIo, type RequestIo } from '../../core/http/request-io.js';
+import { BodyTimeoutError, webRequestIo, type RequestIo } from '../../core/http/request-io.js';
+import { NO_OBSERVER, type ListenerObserver } from './listener-guard.js';
 
 export type NodeHttpEnv = { Bindings: HttpBindings };
 type NodeContext = Context<NodeHttpEnv>;
@@ -15,7 +16,15 @@ type IncomingMessage = HttpBindings['incoming'];
 
 const utf8 = new TextDecoder(); // as Request.text(): invalid bytes → U+FFFD, a leading BOM dropped
 
-export function nodeRequestIo(): RequestIo<NodeHttpEnv> {
+export interface NodeRequestIoOptions {
+  /** Longest silence between two reads of a body (nginx's client_body_timeout); then BodyTimeoutError. */
+  bodyTimeoutMs?: number;
+  observer?: ListenerObserver;
+}
+
+export function nodeRequestIo(options: NodeRequestIoOptions = {}): RequestIo<NodeHttpEnv> {
+  const observer = options.observer ?? NO_OBSERVER;
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? 0;
   const web = webRequestIo<NodeHttpEnv>();
   return {
     limitBody: (maxBytes, tooLarge) => {
@@ -32,7 +41,14 @@ export function nodeRequestIo(): RequestIo<NodeHttpEnv> {
     },
     readBody: (c, maxBytes) => {
       const incoming = incomingOf(c);
-      return incoming ? readIncoming(incoming, maxBytes) : web.readBody(c, maxBytes);
+      if (!incoming) return web.readBody(c, maxBytes);
+      observer.bodyReadStarted();
+      const read = readIncoming(incoming, maxBytes, bodyTimeoutMs);
+      read.then(observer.bodyReadEnded, (err: unknown) => {
+        observer.bodyReadEnded();
+        if (err instanceof BodyTimeoutError) observer.bodyTimedOut();
+      });
+      return read;
     },
     headers: (c) => {
       const incoming = incomingOf(c);
@@ -57,18 +73,35 @@ function incomingOf(c: NodeContext): IncomingMessage | undefined {
   return bindingsOf(c).incoming;
 }
 
-/** The body as text, or undefined once it exceeds `maxBytes` (a chunked body has no declared length to check first). */
-function readIncoming(incoming: IncomingMessage, maxBytes: number): Promise<string | undefined> {
+/**
+ * The body as text, or undefined once it exceeds `maxBytes` (a chunked body has no declared length
+ * to check first); rejects with BodyTimeoutError after `idleMs` without a byte (0 = no limit).
+ */
+function readIncoming(incoming: IncomingMessage, maxBytes: number, idleMs: number): Promise<string | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const arm = (): void => {
+      if (idleMs <= 0) return;
+      clearTimeout(timer);
+      timer = setTimeout(onIdle, idleMs);
+    };
+    const onIdle = (): void => {
+      done();
+      // The rest of the body is never read: the 408 answer closes the connection.
+      incoming.pause();
+      reject(new BodyTimeoutError(idleMs));
+    };
     const done = (): void => {
+      clearTimeout(timer);
       incoming.off('data', onData);
       incoming.off('end', onEnd);
       incoming.off('error', onError);
       incoming.off('close', onClose);
     };
     const onData = (chunk: Buffer): void => {
+      arm();
       size += chunk.length;
       if (size > maxBytes) {
         done();
@@ -94,6 +127,7 @@ function readIncoming(incoming: IncomingMessage, maxBytes: number): Promise<stri
     incoming.on('end', onEnd);
     incoming.on('error', onError);
     incoming.on('close', onClose);
+    arm();
   });
 }
 

@@ -3,7 +3,7 @@
  * the protocol. stdout carries protocol frames and nothing else.
  */
 import type { Readable, Writable } from 'node:stream';
-import { parseErrorResponse } from '../../core/protocol/jsonrpc.js';
+import { errorResponse, parseErrorResponse } from '../../core/protocol/jsonrpc.js';
 import { LineSplitter, frameLine } from '../../core/protocol/ndjson.js';
 import { Session, type SessionOptions } from '../../core/session/session.js';
 import type { RcpService } from '../../core/service/contract.js';
@@ -22,7 +22,16 @@ export interface StdioServerOptions {
    */
   shutdown?: AbortSignal;
   drainTimeoutMs?: number;
+  /** The same body cap as HTTP: a longer line is answered -32013 (id null) and logged, never dropped silently. */
+  maxBodyBytes?: number;
+  /** Most members in one batch (§11); a larger batch is answered -32013 as a whole. */
+  maxBatchSize?: number;
+  /** Where refused lines are reported (stderr: stdout carries protocol frames only). */
+  onRefused?: (reason: string) => void;
 }
+
+/** Default line cap without a configured body cap: bounded memory for one line. */
+const DEFAULT_MAX_LINE = 64 * 1024 * 1024;
 
 /** Serve one stdio connection; resolves when input ends (or after shutdown) and every answer is flushed. */
 export function serveStdio(service: RcpService, options: StdioServerOptions): Promise<void> {
@@ -67,15 +76,20 @@ export function serveStdio(service: RcpService, options: StdioServerOptions): Pr
       void Promise.allSettled([...pending]).then(() => clearTimeout(timer));
     };
 
-    const splitter = new LineSplitter((line) => {
-      if (closed) return;
-      const task = answerLine(session, line, write)?.then(() => {
-        if (session.isShutdown) finish();
-      });
-      if (!task) return;
-      pending.add(task);
-      void task.finally(() => pending.delete(task));
-    });
+    const refuse = refusal(options, write);
+    const splitter = new LineSplitter(
+      (line) => {
+        if (closed) return;
+        const task = answerLine(session, line, write, options.maxBatchSize, refuse)?.then(() => {
+          if (session.isShutdown) finish();
+        });
+        if (!task) return;
+        pending.add(task);
+        void task.finally(() => pending.delete(task));
+      },
+      options.maxBodyBytes ?? DEFAULT_MAX_LINE,
+      () => refuse(`line exceeds ${options.maxBodyBytes ?? DEFAULT_MAX_LINE} characters`),
+    );
 
     const onData = (chunk: Buffer | string): void => splitter.push(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
     input.setEncoding?.('utf8');
@@ -90,13 +104,31 @@ export function serveStdio(service: RcpService, options: StdioServerOptions): Pr
   });
 }
 
-/** One NDJSON line through the session; a line that is not JSON is answered -32700 at once (undefined). */
-function answerLine(session: Session, line: string, write: (message: unknown) => void): Promise<void> | undefined {
+/** How a line over a cap is refused: reported (logged), and answered -32013 with id null (§4.7: its id is unknown, the line was never read). */
+function refusal(options: StdioServerOptions, write: (message: unknown) => void): (detail: string) => void {
+  return (detail) => {
+    options.onRefused?.(detail);
+    write(errorResponse(null, { code: ErrorCode.PayloadTooLarge, message: 'payload too large', data: { detail } }));
+  };
+}
+
+/** One NDJSON line through the session; a line that is not JSON (or too large a batch) is answered at once (undefined). */
+function answerLine(
+  session: Session,
+  line: string,
+  write: (message: unknown) => void,
+  maxBatchSize: number | undefined,
+  refuse: (detail: string) => void,
+): Promise<void> | undefined {
   let value: unknown;
   try {
     value = JSON.parse(line);
   } catch {
     write(parseErrorResponse('line is not valid JSON'));
+    return undefined;
+  }
+  if (maxBatchSize !== undefined && Array.isArray(value) && value.length > maxBatchSize) {
+    refuse(`batch too large: ${value.length} members, at most ${maxBatchSize} accepted`);
     return undefined;
   }
   return session.handle({ value, sink: write }).then((answer) => {

@@ -6,6 +6,8 @@
 import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import type { JsonObject } from '../../core/protocol/jsonrpc.js';
+import { methodUrlPath } from '../../core/protocol/methods.js';
+import { ByteBudget, type BudgetHold } from './byte-budget.js';
 import { callSignal, type CallSignal } from '../../core/upstream/call-signal.js';
 import { UpstreamError } from '../../core/upstream/errors.js';
 import { nextProgressToken, settleResponse, withProgressToken } from '../../core/upstream/frames.js';
@@ -17,6 +19,8 @@ export interface HttpTransportOptions {
   url: string;
   connections: number;
   headers?: Readonly<Record<string, string>>;
+  /** The gateway-wide budget of answer bytes held at once; absent = only the per-answer cap. */
+  budget?: ByteBudget;
 }
 
 export class HttpTransport implements UpstreamTransport {
@@ -57,7 +61,7 @@ export class HttpTransport implements UpstreamTransport {
     let response: Awaited<ReturnType<Pool['request']>>;
     try {
       response = await this.pool.request({
-        path: `${this.basePath}/${method}`,
+        path: `${this.basePath}/${methodUrlPath(method)}`,
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -73,22 +77,26 @@ export class HttpTransport implements UpstreamTransport {
       throw new UpstreamError('transport', `request failed: ${(err as Error).message}`);
     }
 
+    // Bytes of this answer held in memory, counted against the gateway-wide budget until parsed.
+    const hold = (this.options.budget ?? UNBOUNDED).open();
     try {
       const contentType = String(response.headers['content-type'] ?? '');
       if (response.statusCode !== 200) {
-        const text = await readCapped(response.body, Math.min(options.maxResponseBytes, STATUS_BODY_BYTES), signal).catch(() => '');
+        const text = await readCapped(response.body, Math.min(options.maxResponseBytes, STATUS_BODY_BYTES), signal, hold).catch(() => '');
         throw statusFailure(response.statusCode, response.headers['retry-after'], text, id);
       }
       if (contentType.includes('text/event-stream')) {
-        return await readSse(response.body, id, token, options, signal);
+        return await readSse(response.body, id, token, options, signal, hold);
       }
-      const text = await readCapped(response.body, options.maxResponseBytes, signal);
+      const text = await readCapped(response.body, options.maxResponseBytes, signal, hold);
       return settleResponse(parseFrame(text), id);
     } catch (err) {
       response.body.destroy();
       if (err instanceof UpstreamError) throw err;
       if (signal.aborted) throw failFromAbort();
       throw new UpstreamError('transport', `reading answer failed: ${(err as Error).message}`);
+    } finally {
+      hold.free();
     }
   }
 
@@ -96,7 +104,7 @@ export class HttpTransport implements UpstreamTransport {
     const body = JSON.stringify({ jsonrpc: '2.0', method, params });
     this.pool
       .request({
-        path: `${this.basePath}/${method}`,
+        path: `${this.basePath}/${methodUrlPath(method)}`,
         method: 'POST',
         headers: { 'content-type': 'application/json', ...this.options.headers },
         body,
@@ -110,8 +118,14 @@ export class HttpTransport implements UpstreamTransport {
   }
 }
 
-/** The whole body as text, refused past `maxBytes`; plain stream events (an async iterator costs more per answer). */
-function readCapped(body: Readable, maxBytes: number, signal: AbortSignal): Promise<string> {
+const UNBOUNDED = new ByteBudget(Number.POSITIVE_INFINITY);
+
+function budgetExceeded(): UpstreamError {
+  return new UpstreamError('too-large', 'the gateway-wide cap on buffered engine answers (maxBufferedUpstreamBytes) was reached');
+}
+
+/** The whole body as text, refused past `maxBytes` or the shared budget; plain stream events (an async iterator costs more per answer). */
+function readCapped(body: Readable, maxBytes: number, signal: AbortSignal, hold: BudgetHold): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -123,10 +137,11 @@ function readCapped(body: Readable, maxBytes: number, signal: AbortSignal): Prom
     const onData = (chunk: Buffer | string): void => {
       const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       size += buf.byteLength;
-      if (size > maxBytes) {
+      const overBudget = size <= maxBytes && !hold.take(buf.byteLength);
+      if (size > maxBytes || overBudget) {
         done();
         body.destroy();
-        reject(new UpstreamError('too-large', `answer exceeds ${maxBytes} bytes`));
+        reject(overBudget ? budgetExceeded() : new UpstreamError('too-large', `answer exceeds ${maxBytes} bytes`));
         return;
       }
       chunks.push(buf);
@@ -157,6 +172,7 @@ function readSse(
   token: string | undefined,
   options: UpstreamCallOptions,
   signal: AbortSignal,
+  hold: BudgetHold,
 ): Promise<JsonObject> {
   return new Promise((resolve, reject) => {
     const events = new SseEvents(token, options);
@@ -183,6 +199,10 @@ function readSse(
       if (size > options.maxResponseBytes) {
         body.destroy();
         return finish(new UpstreamError('too-large', `answer exceeds ${options.maxResponseBytes} bytes`));
+      }
+      if (!hold.take(bytes.byteLength)) {
+        body.destroy();
+        return finish(budgetExceeded());
       }
       try {
         events.parser.feed(decoder.decode(bytes, { stream: true }));

@@ -1,6 +1,11 @@
 /**
  * Document identity across engines (§16.3): the stringified `id` by default; `citation.uri` or
  * a content hash when engines are known to share a corpus (falls back to the id when absent).
+ *
+ * Ids are only comparable inside one id space: an engine configured with `idSpace` has its ids
+ * qualified by it, so engines over different corpora whose ids coincide (`42` and `42`) never
+ * merge, and a hostile engine cannot claim another space's documents by reusing their ids.
+ * Engines without an `idSpace` share the default space (§16.3: engines over one corpus fuse).
  */
 import { sha1 } from '@noble/hashes/legacy.js';
 import { base64urlnopad } from '@scure/base';
@@ -8,8 +13,14 @@ import type { DedupPolicy, EngineHit } from './types.js';
 
 const utf8 = new TextEncoder();
 
-export function dedupKey(hit: EngineHit, policy: DedupPolicy): string {
-  if (policy === 'id') return `id:${String(hit.id)}`;
+/** The id as the identity inside its space: the bare id in the default space. */
+export function spacedId(id: string | number, idSpace: string | undefined): string {
+  const text = typeof id === 'string' ? id : String(id);
+  return idSpace === undefined ? text : `${idSpace}\u0000${text}`;
+}
+
+export function dedupKey(hit: EngineHit, policy: DedupPolicy, idSpace?: string): string {
+  if (policy === 'id') return `id:${spacedId(hit.id, idSpace)}`;
   if (policy === 'citation.uri') {
     const citation = hit.citation;
     if (citation && typeof citation === 'object' && !Array.isArray(citation)) {
@@ -22,5 +33,5 @@ export function dedupKey(hit: EngineHit, policy: DedupPolicy): string {
       return `sha1:${base64urlnopad.encode(sha1(utf8.encode(hit.text.trim().replace(/\s+/g, ' '))))}`;
     }
   }
-  return `id:${String(hit.id)}`;
+  return `id:${spacedId(hit.id, idSpace)}`;
 }

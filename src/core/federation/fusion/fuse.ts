@@ -4,7 +4,7 @@
  * normalised scores. One scoring pass, then the best `k` in order (a bounded heap when `k` is a
  * small share of the candidates, else one sort).
  */
-import { dedupKey } from './dedup.js';
+import { dedupKey, spacedId } from './dedup.js';
 import { absorb, compareEntries, finalizeHit, type FusedEntry } from './merge.js';
 import { compareCodePoints } from './order.js';
 import type { EngineHit, FusionMethod, FusionOptions, RankedList } from './types.js';
@@ -79,14 +79,16 @@ export function fuse(unordered: readonly RankedList[], method: FusionMethod, opt
       const rank = i + 1;
       // Under `id` the map is keyed by the id string itself (its hash is cached on the string);
       // the prefixed dedup key is built only to consult an exclusion set.
-      const key = byId ? (typeof hit.id === 'string' ? hit.id : String(hit.id)) : dedupKey(hit, options.dedup);
-      if (exclude?.has(byId ? dedupKey(hit, 'id') : key)) continue; // already served on an earlier page (§10)
+      const key = byId ? spacedId(hit.id, list.idSpace) : dedupKey(hit, options.dedup, list.idSpace);
+      if (exclude?.has(byId ? dedupKey(hit, 'id', list.idSpace) : key)) continue; // already served on an earlier page (§10)
       const contribution = scorer(list, rank, hit);
       const entry = entries.get(key);
       if (entry === undefined) {
         const created: Accumulator = {
           key,
           hit,
+          bodyRank: rank,
+          bodyWeight: list.weight,
           fused: contribution,
           weightSum: list.weight,
           others: undefined,
@@ -103,7 +105,7 @@ export function fuse(unordered: readonly RankedList[], method: FusionMethod, opt
         entry.fused += contribution;
         entry.weightSum += list.weight;
         (entry.more ??= []).push(l, rank);
-        absorb(entry, hit);
+        absorb(entry, hit, rank, list.weight);
       }
     }
   }
@@ -114,7 +116,7 @@ export function fuse(unordered: readonly RankedList[], method: FusionMethod, opt
 }
 
 /** A fused identity while scoring: FusedEntry without the contribution objects. */
-interface Accumulator extends Pick<FusedEntry, 'key' | 'hit' | 'fused' | 'weightSum' | 'others'> {
+interface Accumulator extends Pick<FusedEntry, 'key' | 'hit' | 'bodyRank' | 'bodyWeight' | 'fused' | 'weightSum' | 'others'> {
   /** Engine group of the latest vote. */
   group: number;
   /** First vote: list index and 1-based rank. */
@@ -132,7 +134,16 @@ function contributionOf(lists: readonly RankedList[], l: number, rank: number): 
 function toEntry(acc: Accumulator, lists: readonly RankedList[]): FusedEntry {
   const contributions = [contributionOf(lists, acc.list, acc.rank)];
   if (acc.more) for (let j = 0; j < acc.more.length; j += 2) contributions.push(contributionOf(lists, acc.more[j]!, acc.more[j + 1]!));
-  return { key: acc.key, hit: acc.hit, fused: acc.fused, weightSum: acc.weightSum, contributions, others: acc.others };
+  return {
+    key: acc.key,
+    hit: acc.hit,
+    bodyRank: acc.bodyRank,
+    bodyWeight: acc.bodyWeight,
+    fused: acc.fused,
+    weightSum: acc.weightSum,
+    contributions,
+    others: acc.others,
+  };
 }
 
 /**

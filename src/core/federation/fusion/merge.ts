@@ -1,6 +1,14 @@
 /**
- * Collapsing the hits that share one identity (§16.3): keep the richest body, merge `meta`,
- * tag the origin (`meta.engine`, `engineRank`, `engineScore`, `fusedScore`).
+ * Collapsing the hits that share one identity (§16.3): keep the body of the best-ranked origin,
+ * merge `meta`, tag the origin (`meta.engine`, `engineRank`, `engineScore`, `fusedScore`) and say
+ * whose body was kept (`meta.bodyEngine`).
+ *
+ * §16.3 only says a gateway SHOULD retain the richest body; choosing by length would let any
+ * engine replace another's text and citation with a longer one of its own (a phishing
+ * `citation.uri`) just by repeating its id. So the body comes from the origin that ranked the
+ * document best, ties broken by the higher configured weight (the operator's trust in the
+ * engine), then the smaller engine id — the same order that names `meta.engine`. Content is
+ * never chosen on length.
  */
 import type { JsonObject } from '../../protocol/jsonrpc.js';
 import { compareCodePoints } from './order.js';
@@ -8,7 +16,11 @@ import type { Contribution, EngineHit } from './types.js';
 
 export interface FusedEntry {
   key: string;
+  /** The kept body: the copy of the best-ranked origin. */
   hit: EngineHit;
+  /** Rank and list weight of the origin whose body is kept. */
+  bodyRank: number;
+  bodyWeight: number;
   fused: number;
   weightSum: number;
   contributions: Contribution[];
@@ -16,17 +28,21 @@ export interface FusedEntry {
   others: EngineHit[] | undefined;
 }
 
-function bodySize(hit: EngineHit): number {
-  const text = typeof hit.text === 'string' ? hit.text.length : 0;
-  const content = Array.isArray(hit.content) ? hit.content.length : 0;
-  return content * 1_000_000 + text; // more content blocks first, then longer text
-}
-
-/** Record another engine's copy of the same document; the richer body becomes the base. */
-export function absorb(entry: Pick<FusedEntry, 'hit' | 'others'>, hit: EngineHit): void {
-  if (bodySize(hit) > bodySize(entry.hit)) {
+/**
+ * Record another engine's copy of the same document, ranked `rank` in a list of `weight`. Copies
+ * arrive in engine-id order, so on a full tie the earlier (smaller engine id) body stays.
+ */
+export function absorb(
+  entry: Pick<FusedEntry, 'hit' | 'others' | 'bodyRank' | 'bodyWeight'>,
+  hit: EngineHit,
+  rank: number,
+  weight: number,
+): void {
+  if (rank < entry.bodyRank || (rank === entry.bodyRank && weight > entry.bodyWeight)) {
     (entry.others ??= []).push(entry.hit);
     entry.hit = hit;
+    entry.bodyRank = rank;
+    entry.bodyWeight = weight;
   } else {
     (entry.others ??= []).push(hit);
   }
@@ -58,6 +74,7 @@ export function finalizeHit(entry: FusedEntry): EngineHit {
     }
   }
   meta.engine = best.engine;
+  meta.bodyEngine = best.engine; // the body kept is this origin's (absorb keeps the same order)
   meta.engineRank = best.rank;
   meta.engineScore = best.score;
   meta.fusedScore = entry.fused;

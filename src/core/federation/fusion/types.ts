@@ -14,6 +14,8 @@ export interface RankedList {
   hits: readonly EngineHit[];
   /** §6.1 `retrieve.scoreFloor`, when the engine advertised one (convex fusion). */
   scoreFloor?: number;
+  /** The id space the engine's ids live in (config `idSpace`); absent = the shared default space. */
+  idSpace?: string;
 }
 
 export type DedupPolicy = 'id' | 'citation.uri' | 'content-hash';
