@@ -20,6 +20,7 @@ interface Asset {
 export const ASSETS: Readonly<Record<string, Asset>> = {
   'index.html': { file: () => `${CONSOLE_DIR}index.html`, contentType: 'text/html; charset=utf-8' },
   'console.js': { file: () => `${CONSOLE_DIR}console.js`, contentType: 'text/javascript; charset=utf-8' },
+  'explorer.js': { file: () => `${CONSOLE_DIR}explorer.js`, contentType: 'text/javascript; charset=utf-8' },
   'console.css': { file: () => `${CONSOLE_DIR}console.css`, contentType: 'text/css; charset=utf-8' },
   'uPlot.js': { file: () => require.resolve('uplot/dist/uPlot.iife.min.js'), contentType: 'text/javascript; charset=utf-8' },
   'uPlot.css': { file: () => require.resolve('uplot/dist/uPlot.min.css'), contentType: 'text/css; charset=utf-8' },

@@ -1,11 +1,12 @@
 /**
  * The experiments panel's data: the gateway's `x-rcpgw/experiments` read-out when the gateway
- * has that method, `null` when it does not (the panel then says "no experiments"). Absence is
+ * advertises it, `null` when it does not (the panel then says "no experiments"). Absence is
  * remembered for a while so a watched console does not ask every second.
  */
 import { ErrorCode, RcpError } from '../../core/protocol/errors.js';
 import type { JsonObject } from '../../core/protocol/jsonrpc.js';
 import type { RcpService } from '../../core/service/contract.js';
+import { VENDOR_KEY } from '../../core/federation/vendor.js';
 import { consoleCall } from './call-context.js';
 
 export const EXPERIMENTS_METHOD = 'x-rcpgw/experiments';
@@ -23,6 +24,10 @@ export class ExperimentsProbe {
 
   async read(now = Date.now()): Promise<ExperimentsReadout> {
     if (now < this.absentUntil) return null;
+    // The gateway advertises the read-out as `capabilities["x-rcpgw"].experiments` (§6.2) when it
+    // serves it; without that, the method would be routed to an engine, which is not what is meant.
+    const vendor = this.service().describe().capabilities?.[VENDOR_KEY] as JsonObject | undefined;
+    if (vendor?.experiments !== true) return null;
     const call = consoleCall(EXPERIMENTS_METHOD, DEADLINE_MS);
     try {
       return { experiments: await this.service().call(EXPERIMENTS_METHOD, {}, call.ctx) };

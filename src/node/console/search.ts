@@ -2,7 +2,8 @@
  * The search explorer's endpoint: one `retrieve` through the gateway's own service with fusion
  * lineage asked for, streamed as Server-Sent Events: `start`, `progress` frames while engines
  * answer (§9, with the running fusion's top ids), then `result` (fused hits, each engine's own
- * list, the contributions behind every fused score) or `error`.
+ * list, the contributions behind every fused score) or `failure` (not `error`, which EventSource keeps for
+ * its own connection errors).
  */
 import type { GatewaySettings } from '../../core/config/schema.js';
 import { RcpError } from '../../core/protocol/errors.js';
@@ -92,10 +93,10 @@ function errorFrame(err: unknown): JsonObject {
   return { code: -32603, message: err instanceof Error ? err.message : String(err) };
 }
 
-/** An explorer request that could not be read, answered on the stream the page is listening to. */
+/** An explorer request that could not be read, answered as a `failure` event on the stream the page is listening to. */
 export function searchRefused(err: unknown): Response {
   return sseResponse((channel) => {
-    channel.send('error', errorFrame(err));
+    channel.send('failure', errorFrame(err));
     channel.end();
     return () => undefined;
   });
@@ -123,7 +124,7 @@ export function searchStream(search: SearchRequest, service: RcpService): Respon
       },
       (err: unknown) => {
         settled = true;
-        channel.send('error', errorFrame(err));
+        channel.send('failure', errorFrame(err));
         channel.end();
       },
     );
