@@ -42,9 +42,9 @@
     height,
     legend: { show: false },
     cursor: { show: false },
-    axes: [{ show: false }, { size: 36, font: '10px system-ui', ticks: { show: false }, grid: { width: 0.5 } }],
+    axes: [{ show: false }, { size: 36, space: 16, font: '10px system-ui', ticks: { show: false }, grid: { width: 0.5 } }],
     scales: { x: { time: true } },
-    series: [{}, ...series],
+    series: [{}, ...series.map((s) => ({ points: { show: false }, width: 1.5, ...s }))],
   });
   const plot = (container, key, options, data) => {
     const existing = charts.get(key);
