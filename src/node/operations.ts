@@ -63,6 +63,7 @@ export class Operations {
     return {
       extend: (app) => {
         mountOpsRoutes(app, this.routes(onMain));
+        // Operator console: loopback clients only; an admin auth guard goes as mountConsole's last argument.
         if (this.settings.console.enabled)
           mountConsole(
             app,

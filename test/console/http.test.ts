@@ -3,13 +3,15 @@
  * assets (and nothing else by name), the JSON snapshot, the live stream that runs the sampler
  * only while someone watches, the explorer's search stream, and the loopback-only guard.
  */
+import { request } from 'node:http';
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, stdioEngineCommand, type GatewayHandle } from '../support/processes.js';
 
 let on: GatewayHandle;
 let off: GatewayHandle;
-const consoleOf = (gateway: GatewayHandle): string => gateway.url.replace(/\/rcp$/, '/console');
+/** The console URL by loopback address (the "on" gateway listens on every interface). */
+const consoleOf = (gateway: GatewayHandle): string => `http://127.0.0.1:${new URL(gateway.url).port}/console`;
 
 beforeAll(async () => {
   const engines = [
@@ -111,6 +113,24 @@ describe('console on', () => {
   it('answers a search it cannot read with a failure event', async () => {
     const events = await readEvents(`${consoleOf(on)}/api/search?q=`, (seen) => seen.length > 0);
     expect(events).toEqual([['failure', expect.objectContaining({ code: -32602 })]]);
+  });
+
+  it('refuses a loopback request that names another host (DNS rebinding) or comes cross-site', async () => {
+    const { port } = new URL(on.url);
+    const status = (headers: Record<string, string>): Promise<number> =>
+      new Promise((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path: '/console/api/state', headers }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    expect(await status({ host: `127.0.0.1:${port}` })).toBe(200);
+    expect(await status({ host: `localhost:${port}` })).toBe(200);
+    expect(await status({ host: `rebound.example:${port}` })).toBe(403);
+    expect(await status({ host: `127.0.0.1:${port}`, 'sec-fetch-site': 'cross-site' })).toBe(403);
+    expect(await status({ host: `127.0.0.1:${port}`, 'sec-fetch-site': 'same-origin' })).toBe(200);
   });
 
   const external = Object.values(os.networkInterfaces())
