@@ -120,7 +120,11 @@
       ),
       h('td', { class: 'breaker' }, breakerCell(engine.breaker, now)),
       h('td', { class: 'num' }, `${engine.activeCalls} / ${engine.queueDepth} (${engine.maxQueue})`),
-      h('td', { class: 'num' }, num(r?.requestsPerSec)),
+      h(
+        'td',
+        { class: 'num', title: `${engine.totals.calls} calls, ${engine.totals.failedCalls} failed since start` },
+        num(r?.requestsPerSec),
+      ),
       h('td', {}, errorsCell(r)),
       h('td', { class: 'num' }, `${num(r?.p50)} / ${num(r?.p95)} / ${num(r?.p99)}`),
       row.chart,

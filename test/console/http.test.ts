@@ -28,7 +28,10 @@ afterAll(async () => {
 });
 
 interface Frame {
-  state: { gateway: { watched: boolean }; engines: Array<{ id: string; status: string; breaker: { state: string } }> };
+  state: {
+    gateway: { watched: boolean };
+    engines: Array<{ id: string; status: string; breaker: { state: string }; totals: { calls: number; failedCalls: number } }>;
+  };
   experiments: unknown;
 }
 
@@ -108,6 +111,22 @@ describe('console on', () => {
     expect(name).toBe('result');
     expect(result.hits).toHaveLength(3);
     expect(result.lineage.lists.map((l) => l.engine)).toEqual(['one', 'two']);
+  });
+
+  it('counts as /metrics does: the same engine call totals', async () => {
+    const metrics = await (await fetch(on.url.replace(/\/rcp$/, '/metrics').replace('0.0.0.0', '127.0.0.1'))).text();
+    const state = ((await (await fetch(`${consoleOf(on)}/api/state`)).json()) as Frame).state;
+    for (const engine of state.engines) {
+      const exposed = [
+        ...metrics.matchAll(new RegExp(`^rcpgw_engine_calls_total\\{engine="${engine.id}",code="([^"]+)"\\} (\\d+)$`, 'gm')),
+      ];
+      const calls = exposed.reduce((sum, m) => sum + Number(m[2]), 0);
+      expect(calls).toBeGreaterThan(0); // the explorer search above reached every engine
+      expect(engine.totals).toEqual({
+        calls,
+        failedCalls: calls - exposed.filter((m) => m[1] === '0').reduce((sum, m) => sum + Number(m[2]), 0),
+      });
+    }
   });
 
   it('answers a search it cannot read with a failure event', async () => {

@@ -34,6 +34,8 @@ export interface EngineRow {
   queueDepth: number;
   maxQueue: number;
   rates: EngineRates | null;
+  /** Since the gateway started: upstream calls, and those that failed (as `rcpgw_engine_calls_total`). */
+  totals: { calls: number; failedCalls: number };
 }
 
 export interface ChartPoint {
@@ -89,6 +91,7 @@ function engineRow(engine: Engine, input: StateInput): EngineRow {
     queueDepth: engine.queueDepth,
     maxQueue: engine.maxQueue,
     rates: now && baseline ? engineRates(now, baseline.engines[engine.id], seconds, sample.bounds) : null,
+    totals: { calls: total(now?.calls ?? {}), failedCalls: total(now?.calls ?? {}) - (now?.calls['0'] ?? 0) },
   };
 }
 
