@@ -149,7 +149,13 @@
   const isScalar = (v) => v === null || ['string', 'number', 'boolean'].includes(typeof v);
   const isNumberList = (v) => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'number');
   const isRecordList = (v) => Array.isArray(v) && v.length > 0 && v.every((x) => x && typeof x === 'object' && !Array.isArray(x));
-  const scalarText = (v) => (typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toPrecision(4)) : String(v));
+  const isPlain = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+  /** `{ name: { figure: 1, … }, … }` (e.g. the arms of an experiment): one table row per name. */
+  const isRecordMap = (v) =>
+    isPlain(v) &&
+    Object.keys(v).length > 0 &&
+    Object.values(v).every((r) => isPlain(r) && Object.values(r).every((x) => isScalar(x) || isNumberList(x)));
+  const scalarText = (v) => (typeof v === 'number' ? String(Number.isInteger(v) ? v : Number(v.toPrecision(4))) : String(v));
   const distribution = (values) => {
     const bins = 20;
     const min = Math.min(...values);
@@ -172,6 +178,7 @@
   };
   const cell = (v) => (isScalar(v) ? scalarText(v) : isNumberList(v) ? distribution(v) : JSON.stringify(v));
   const renderValue = (value) => {
+    if (isRecordMap(value)) return renderValue(Object.entries(value).map(([name, record]) => ({ name, ...record })));
     if (isRecordList(value)) {
       const columns = [...new Set(value.flatMap((record) => Object.keys(record)))];
       const scalarColumns = columns.filter((c) => value.every((r) => isScalar(r[c]) || isNumberList(r[c]) || r[c] === undefined));
