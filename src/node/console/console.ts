@@ -75,11 +75,6 @@ export class OperatorConsole {
     });
   }
 
-  /** Is the per-second sampler running (someone is watching)? */
-  get watched(): boolean {
-    return this.sampler.watching;
-  }
-
   async frame(sample: Sample): Promise<ConsoleFrame> {
     const baseline = this.sampler.before(sample, RATE_WINDOW_MS) ?? this.sampler.before(sample, 0);
     const state = consoleState({
