@@ -13,6 +13,7 @@ import { UsageError, type Backend } from '../evaluation/backend.js';
 import { HttpArm } from '../evaluation/http-backend.js';
 import { InProcessGateway } from '../evaluation/in-process.js';
 import { loadInputs, loadRunFile, type EvalInputs } from '../evaluation/inputs.js';
+import { evalHtml } from '../evaluation/html-report.js';
 import { evalJson, evalText, tuneJson, tuneText } from '../evaluation/report.js';
 import { collectRuns, forEachQuery, type Failure, type RunOptions } from '../evaluation/runner.js';
 import { compareArms, evaluatedQueries, metricsFor, scoreRun, type MetricKey } from '../evaluation/scoring.js';
@@ -37,6 +38,7 @@ Input and output:
   --qrels FILE         judgements: "qid 0 docid rel" lines (rel > 0 is relevant, graded by value)
   --runs DIR           write each arm's run as DIR/<arm>.run ("qid Q0 docid rank score tag")
   --json               one JSON document on stdout instead of tables
+  --html FILE          also write a self-contained HTML report to FILE (tables, per-query plots)
 
 Options:
   --k N                hits asked of each arm per query (default 100)
@@ -64,6 +66,7 @@ const OPTIONS = {
   qrels: { type: 'string' },
   runs: { type: 'string' },
   json: { type: 'boolean' },
+  html: { type: 'string' },
   k: { type: 'string' },
   at: { type: 'string' },
   'recall-at': { type: 'string' },
@@ -198,6 +201,7 @@ async function runEval(values: Values, inputs: EvalInputs, defaultConfig: string
     seed,
   };
   process.stdout.write(values.json ? evalJson(summary) : evalText(summary));
+  if (values.html !== undefined) writeFileSync(values.html, evalHtml(summary, queryIds));
   reportFailures(failures);
   return 0;
 }
@@ -225,6 +229,7 @@ function reportFailures(failures: ReadonlyMap<string, readonly Failure[]>): void
 
 async function runTune(values: Values, inputs: EvalInputs, defaultConfig: string): Promise<number> {
   if (values.url !== undefined || values.run !== undefined) throw new UsageError('--tune works on the arms of --config, in process');
+  if (values.html !== undefined) throw new UsageError('--html reports an evaluation, not --tune');
   const k = intOption(values, 'k', 100);
   const metricKey = (values.metric ?? 'ndcg') as MetricKey;
   const metric = metricsFor({ at: intOption(values, 'at', 10), recallAt: intOption(values, 'recall-at', 100) }).find(

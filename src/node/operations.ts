@@ -19,6 +19,7 @@ import type { NodeHttpEnv } from './server/node-request-io.js';
 import { ConfigReloader } from './config/reloader.js';
 import { ClusterMetricsExposition } from './observability/cluster-metrics.js';
 import { isGatewayWorker } from './server/cluster.js';
+import { mountConsole } from './console/console.js';
 
 export class Operations {
   readonly metrics: GatewayMetrics;
@@ -60,7 +61,17 @@ export class Operations {
   httpOptions(): Partial<HttpServerOptions<NodeHttpEnv>> {
     const onMain = this.settings.metrics.enabled && this.settings.metrics.port === undefined;
     return {
-      extend: (app) => mountOpsRoutes(app, this.routes(onMain)),
+      extend: (app) => {
+        mountOpsRoutes(app, this.routes(onMain));
+        // Operator console: loopback clients only; an admin auth guard goes as mountConsole's last argument.
+        if (this.settings.console.enabled)
+          mountConsole(
+            app,
+            this.metrics,
+            () => this.requireGateway(),
+            () => this.observed(),
+          );
+      },
       onStreamOpen: () => this.metrics.streamOpened(),
       onStreamClose: () => this.metrics.streamClosed(),
       session: this.sessionOptions(),

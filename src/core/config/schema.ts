@@ -247,6 +247,11 @@ export const GatewaySchema = z.strictObject({
   /** Re-read the config file when it changes (SIGHUP always does). */
   watchConfig: z.boolean().default(false),
   metrics: z.strictObject({ enabled: z.boolean().default(true), port: z.int().min(0).max(65_535).optional() }).default({ enabled: true }),
+  /**
+   * The operator console at `/console` (src/node/console/): engines, breakers, latency, the search
+   * explorer. Off by default; when on it answers loopback clients only.
+   */
+  console: z.strictObject({ enabled: z.boolean().default(false) }).default({ enabled: false }),
   /** Arms and A/B experiments (core/experiments/arms.ts); none by default. */
   experiments: ExperimentsSchema.optional(),
 });

@@ -15,12 +15,13 @@ import { fusionLegDepth } from './depth.js';
 import { acceptsModality, decideOptions, optionSupport, requestModality } from './retrieve-options.js';
 import { fuse } from './fusion/fuse.js';
 import { compareCodePoints } from './fusion/order.js';
+import { fusionLineage } from './fusion/lineage.js';
 import type { FusionMethod, RankedList } from './fusion/types.js';
 import { failureOf, onPath, relayLog, requireHopBudget, stripGatewayMeta, type LegFailure } from './leg.js';
 import { ProgressRelay } from './progress.js';
 import { sanitizeHits, requireHitsArray } from './sanitize.js';
 import { legParams, pagedLeg, resumeFrom, servePage, type PagedLeg, type Resume } from './pages.js';
-import { allowedEngines, gatewayOptions, type GatewayOptions } from './vendor.js';
+import { allowedEngines, gatewayOptions, VENDOR_KEY, type GatewayOptions } from './vendor.js';
 
 const DEFAULT_K = 10;
 
@@ -115,6 +116,10 @@ export async function federatedRetrieve(rawParams: JsonObject, ctx: CallContext,
       fusion: fused.method,
       traceId: outcome.traceId,
       deadlineMs: ctx.deadlineMs,
+      // Asked-for debugging aid (vendor.ts `lineage`); the first page only, where `lists` is what was fused.
+      ...(plan.options.lineage && !plan.resume
+        ? { [VENDOR_KEY]: { lineage: fusionLineage(lists, fused.hits, fused.method, plan.options.rrfK) } }
+        : {}),
     },
   };
 }

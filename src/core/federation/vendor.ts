@@ -4,6 +4,9 @@
  * to route to.
  *   { "x-rcpgw": { "fusion": "rrf"|"weighted"|"convex", "dedup": "id"|"citation.uri"|"content-hash",
  *                  "rrfK": 60, "weights": {"a": 2}, "engines": ["a","b"], "engine": "a" } }
+ * A debugging aid used by the operator console: `"lineage": true` on a fused `retrieve` adds
+ * `_meta["x-rcpgw"].lineage` to the answer (each engine's own list and each hit's contributions
+ * to its fused score); answers without it are unchanged.
  * Precedence, per field: the request's `_meta["x-rcpgw"]`, then the method's route in config
  * (`gateway.routes[method]` object form), then the gateway defaults. The target engine can also
  * be named by the `x-rcpgw-engine` HTTP header (the `_meta` key wins when both are present).
@@ -25,6 +28,7 @@ const VendorSchema = z.looseObject({
   weights: z.record(z.string(), z.number().finite().min(0)).optional(),
   engines: z.array(z.string()).min(1).optional(),
   engine: z.string().min(1).optional(),
+  lineage: z.boolean().optional(),
 });
 
 export interface GatewayOptions {
@@ -37,6 +41,8 @@ export interface GatewayOptions {
   engines: string[] | undefined;
   /** Route to exactly this engine (request `_meta`, else the header). */
   engine: string | undefined;
+  /** Explain the fusion in the answer (`_meta["x-rcpgw"].lineage`, fusion/lineage.ts). */
+  lineage?: boolean;
 }
 
 export interface OptionsContext {
@@ -69,6 +75,7 @@ export function gatewayOptions(params: JsonObject, settings: GatewaySettings, co
     weights: vendor.weights ?? {},
     engines: vendor.engines,
     engine: vendor.engine ?? (header ? header : undefined),
+    ...(vendor.lineage === true ? { lineage: true } : {}),
   };
 }
 

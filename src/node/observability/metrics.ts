@@ -289,7 +289,11 @@ export class GatewayMetrics implements MetricsExposition {
 
   breakerTransition(engine: string, from: string, to: string): void {
     this.breakerTransitions.labels(engine, from, to).inc();
+    this.breakerChanges.set(engine, { state: to, at: Date.now() });
   }
+
+  /** When each engine's breaker last changed state (wall clock), for the operator console. */
+  readonly breakerChanges = new Map<string, { state: string; at: number }>();
 
   shed(engine: string): void {
     this.sheds.labels(engine).inc();

@@ -18,7 +18,8 @@ export interface FusionResult {
   total: number;
 }
 
-type Scorer = (list: RankedList, rank: number, hit: EngineHit) => number;
+/** One engine's share of a hit's fused score (RRF: weight / (rrfK + rank); else the weighted normalised score). */
+export type Scorer = (list: RankedList, rank: number, hit: EngineHit) => number;
 
 const rrfScorer =
   (rrfK: number): Scorer =>
@@ -47,6 +48,11 @@ function normalisedScorer(lists: readonly RankedList[], useFloor: boolean): Scor
   };
 }
 
+/** The scorer `fuse` applies for `method` (already resolved: convex only when every list has a floor). */
+export function scorerFor(lists: readonly RankedList[], method: FusionMethod, rrfK: number): Scorer {
+  return method === 'rrf' ? rrfScorer(rrfK) : normalisedScorer(lists, method === 'convex');
+}
+
 export function fuse(unordered: readonly RankedList[], method: FusionMethod, options: FusionOptions): FusionResult {
   // Engine-id order, so sums, merges and tags never depend on the order engines answered in.
   const lists = [...unordered].sort((a, b) => compareCodePoints(a.engine, b.engine));
@@ -58,7 +64,7 @@ export function fuse(unordered: readonly RankedList[], method: FusionMethod, opt
     notes.push(`fusion: convex needs scoreFloor from every engine (missing: ${missing.join(', ')}); fell back to rrf`);
     applied = 'rrf';
   }
-  const scorer = applied === 'rrf' ? rrfScorer(options.rrfK) : normalisedScorer(lists, applied === 'convex');
+  const scorer = scorerFor(lists, applied, options.rrfK);
   // Normalisation bounds are taken over each engine's whole returned list, before exclusion, so a
   // hit's fused score does not depend on which page it is served on.
 
