@@ -17,6 +17,7 @@ import type { FederationContext, FederationHooks } from '../federation/context.j
 import { EngineSet, type ReloadOutcome } from '../ops/engine-set.js';
 import { methodHandler } from './methods.js';
 import type { TransportFactory } from '../upstream/transport.js';
+import { scopeEngines, scopeSettings } from '../auth/scoping.js';
 
 export interface GatewayOptions {
   logger: Logger;
@@ -93,7 +94,7 @@ export class Gateway implements RcpService {
   call(method: string, params: JsonObject, ctx: CallContext): Promise<JsonObject> {
     // The request runs on the engine set current now, even if a reload swaps it meanwhile.
     const handler = methodHandler(method);
-    return this.engineSet.run((engines, config) => handler(method, params, ctx, this.federation(engines, config)));
+    return this.engineSet.run((engines, config) => handler(method, params, ctx, this.federation(engines, config, ctx)));
   }
 
   /** Hot reload (ops/engine-set.ts); rejects, leaving the old set in force, when a `required` new engine cannot start. */
@@ -101,10 +102,11 @@ export class Gateway implements RcpService {
     return this.engineSet.reload(next);
   }
 
-  private federation(engines: readonly Engine[], config: GatewayConfig): FederationContext {
+  /** The federation a call runs on: only the engines, maxK and cursor key its principal is scoped to (core/auth/scoping.ts). */
+  private federation(engines: readonly Engine[], config: GatewayConfig, ctx: CallContext): FederationContext {
     return {
-      engines,
-      settings: config.gateway,
+      engines: scopeEngines(engines, ctx.principal),
+      settings: scopeSettings(config.gateway, ctx.principal),
       logger: this.options.logger,
       identity: config.gateway.name,
       hooks: this.options.hooks ?? {},

@@ -25,6 +25,8 @@ export interface HttpServerOptions<E extends Env = Env> {
   /** Gate evaluated before the body is read: answer 429 when the gateway is saturated (never seen by JSON-RPC). */
   admit?: () => { ok: true; release: () => void } | { ok: false; retryAfterMs: number };
   session?: Partial<SessionOptions>;
+  /** Client authentication and quotas (core/auth/http-guard.ts), installed before any route. */
+  guard?: (app: Hono<E>, base: string) => void;
   /** Extra routes (health, metrics) mounted beside the RCP endpoint. */
   extend?: (app: Hono<E>) => void;
   onStreamOpen?: () => void;
@@ -50,6 +52,7 @@ export function createHttpApp<E extends Env = Env>(service: RcpService, options:
       }),
     );
   }
+  options.guard?.(app, base);
   options.extend?.(app);
 
   const endpoint = new RpcEndpoint<E>(service, {
