@@ -14,7 +14,14 @@ export function keyHash(key: string): string {
 export interface Signer {
   publicJwk: JWK;
   /** A token with these claims, `iat` now and `exp` in `expiresInSec` (negative = already expired). */
-  token(claims: Record<string, unknown>, options?: { expiresInSec?: number; issuer?: string; audience?: string }): Promise<string>;
+  token(claims: Record<string, unknown>, options?: TokenOptions): Promise<string>;
+}
+
+export interface TokenOptions {
+  expiresInSec?: number;
+  issuedAgoSec?: number;
+  issuer?: string;
+  audience?: string;
 }
 
 export const ISSUER = 'https://issuer.test';
@@ -30,14 +37,14 @@ async function sign(
   key: CryptoKey,
   kid: string,
   claims: Record<string, unknown>,
-  { expiresInSec = 300, issuer = ISSUER, audience = AUDIENCE }: { expiresInSec?: number; issuer?: string; audience?: string } = {},
+  { expiresInSec = 300, issuedAgoSec = 5, issuer = ISSUER, audience = AUDIENCE }: TokenOptions = {},
 ): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   return new SignJWT(claims)
     .setProtectedHeader({ alg: 'RS256', kid })
     .setIssuer(issuer)
     .setAudience(audience)
-    .setIssuedAt(now - 5)
+    .setIssuedAt(now - issuedAgoSec)
     .setExpirationTime(now + expiresInSec)
     .sign(key);
 }
