@@ -10,6 +10,7 @@ import type { InitializeResult } from '../protocol/capabilities.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
 import type { CallContext, RcpService } from '../service/contract.js';
 import type { AuditLog } from './audit.js';
+import type { QuotaSettings } from './config.js';
 import { CONCURRENCY_RETRY_AFTER_MS, ConcurrencyCounter, type RateLimiter } from './quota.js';
 
 export function rateLimited(retryAfterMs: number, detail: string): RcpError {
@@ -33,17 +34,22 @@ export class GuardedService implements RcpService {
     return this.inner.defaultDeadlineMs;
   }
 
-  async call(method: string, params: JsonObject, ctx: CallContext): Promise<JsonObject> {
+  call(method: string, params: JsonObject, ctx: CallContext): Promise<JsonObject> {
     this.audit?.noteCall(params, ctx);
     const principal = ctx.principal;
     const quota = principal?.quota;
+    // The common path (no principal, or no quota) adds nothing to the call.
     if (!principal || !quota) return this.inner.call(method, params, ctx);
+    return this.metered(principal.quotaKey, quota, method, params, ctx);
+  }
+
+  private async metered(key: string, quota: QuotaSettings, method: string, params: JsonObject, ctx: CallContext): Promise<JsonObject> {
     if (quota.rate && ctx.transport !== 'http') {
-      const decision = await this.limiter.take(principal.quotaKey, quota.rate);
+      const decision = await this.limiter.take(key, quota.rate);
       if (!decision.ok) throw rateLimited(decision.retryAfterMs, 'request rate over the quota');
     }
     if (quota.maxConcurrent === undefined) return this.inner.call(method, params, ctx);
-    const release = this.inFlight.tryEnter(principal.quotaKey, quota.maxConcurrent);
+    const release = this.inFlight.tryEnter(key, quota.maxConcurrent);
     if (!release) throw rateLimited(CONCURRENCY_RETRY_AFTER_MS, `more than ${quota.maxConcurrent} requests in flight`);
     try {
       return await this.inner.call(method, params, ctx);

@@ -59,9 +59,11 @@ export class AuthRuntime {
       });
   }
 
-  /** The service with per-principal concurrency and rate quotas and audit notes. */
+  /** The service with per-principal concurrency and rate quotas and audit notes (as is when none is configured). */
   wrap(service: RcpService): RcpService {
-    return new GuardedService(service, this.limiter, this.audit);
+    const { quotas, tenants } = this.settings;
+    const metered = quotas.default !== undefined || quotas.anonymousPerIp !== undefined || Object.values(tenants).some((t) => t.quota);
+    return metered || this.audit ? new GuardedService(service, this.limiter, this.audit) : service;
   }
 
   /** Chain the audit line onto a session observer. */
