@@ -15,6 +15,11 @@ import { scopeEngines, scopeSettings } from '../../src/core/auth/scoping.js';
 import { principalFor } from '../../src/core/auth/tenants.js';
 import { GatewaySchema } from '../../src/core/config/schema.js';
 import { validateConfig } from '../../src/core/config/validate.js';
+import { AuditLog } from '../../src/core/auth/audit.js';
+import { GuardedService } from '../../src/core/auth/guarded-service.js';
+import type { Logger } from '../../src/core/observability/logger.js';
+import type { CallContext } from '../../src/core/service/contract.js';
+import type { FinishedInfo } from '../../src/core/session/session.js';
 import { AUDIENCE, ISSUER, keyHash, rsaSigner } from './support.js';
 
 const principal = (over: Partial<Principal> = {}): Principal => ({
@@ -197,5 +202,76 @@ describe('config', () => {
       gateway: { auth: { apiKeys: [{ id: 'a', hash: 'my-plain-key' }] } },
     };
     expect(() => validateConfig(raw, {})).toThrow(/gateway\.auth\.apiKeys\[0\]\.hash/);
+  });
+});
+
+describe('guarded service', () => {
+  const inner = { describe: () => ({}) as never, defaultDeadlineMs: 1_000, call: () => Promise.resolve({ ok: true }) };
+  const ctx = (over: Partial<CallContext>): CallContext => ({
+    method: 'retrieve',
+    requestId: 1,
+    signal: new AbortController().signal,
+    deadlineAt: 0,
+    deadlineMs: 1_000,
+    progress: undefined,
+    log: undefined,
+    meta: {},
+    transport: 'stdio',
+    headers: {},
+    ...over,
+  });
+
+  it('answers -32011 with retryAfterMs over a stdio principal rate, and leaves HTTP rates to the guard', async () => {
+    const service = new GuardedService(inner, new TokenBucketLimiter(() => 0), undefined);
+    const metered = principal({ quota: { rate: { ratePerSec: 1, burst: 1 } } });
+    expect(await service.call('retrieve', {}, ctx({ principal: metered }))).toEqual({ ok: true });
+    await expect(service.call('retrieve', {}, ctx({ principal: metered }))).rejects.toMatchObject({
+      code: -32011,
+      data: { retryAfterMs: 1_000 },
+    });
+    expect(await service.call('retrieve', {}, ctx({ principal: metered, transport: 'http' }))).toEqual({ ok: true });
+  });
+});
+
+describe('audit log', () => {
+  const capture = (): { lines: Array<Record<string, unknown>>; logger: Logger } => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logger: Logger = {
+      debug: () => undefined,
+      info: (fields) => void lines.push(fields),
+      warn: () => undefined,
+      error: () => undefined,
+      child: () => logger,
+    };
+    return { lines, logger };
+  };
+  const finished = (ctx: CallContext): FinishedInfo => ({
+    method: 'retrieve',
+    code: 0,
+    durationMs: 3,
+    abortReason: undefined,
+    response: { jsonrpc: '2.0', id: 1, result: { _meta: { engines: ['web'] } } },
+    ctx,
+  });
+  const ctx = { transport: 'http', principal: principal({ id: 'alice', tenant: 't' }) } as CallContext;
+
+  it('names who, what, where and how, with the query only under logQueries', () => {
+    for (const logQueries of [false, true]) {
+      const { lines, logger } = capture();
+      const audit = new AuditLog(logger, () => logQueries);
+      audit.noteCall({ query: 'secret words' }, ctx);
+      audit.finished(finished(ctx));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]!.audit).toMatchObject({
+        principal: 'alice',
+        tenant: 't',
+        via: 'api-key',
+        method: 'retrieve',
+        engines: ['web'],
+        code: 0,
+        outcome: 'ok',
+      });
+      expect((lines[0]!.audit as { query?: string }).query).toBe(logQueries ? 'secret words' : undefined);
+    }
   });
 });
