@@ -16,6 +16,7 @@ import { principalFor } from '../../src/core/auth/tenants.js';
 import { GatewaySchema } from '../../src/core/config/schema.js';
 import { validateConfig } from '../../src/core/config/validate.js';
 import { AuditLog } from '../../src/core/auth/audit.js';
+import { Authenticator } from '../../src/core/auth/authenticator.js';
 import { GuardedService } from '../../src/core/auth/guarded-service.js';
 import type { Logger } from '../../src/core/observability/logger.js';
 import type { CallContext } from '../../src/core/service/contract.js';
@@ -116,7 +117,7 @@ describe('tenants', () => {
     expect(p.scopes).toEqual(['rcp:read']);
     expect(p.limits).toEqual({ engines: ['web'], maxK: 5 });
     expect(p.quota).toEqual({ maxConcurrent: 2 });
-    expect(p.quotaKey).toBe('principal:x');
+    expect(p.quotaKey).toBe('principal:jwt:x');
   });
 
   it('give tenant-less principals the default quota, anonymous ones a quota per address, and refuse unknown tenants', () => {
@@ -273,5 +274,34 @@ describe('audit log', () => {
       });
       expect((lines[0]!.audit as { query?: string }).query).toBe(logQueries ? 'secret words' : undefined);
     }
+  });
+});
+
+describe('authenticator', () => {
+  it('accepts an API key that looks like a JWT when no token verifies, and keeps the token error otherwise', async () => {
+    const signer = await rsaSigner('k');
+    const directory = {
+      auth: AuthSchema.parse({
+        enabled: true,
+        apiKeys: [{ id: 'dotted', hash: keyHash('abc.def.ghi') }],
+        jwt: { keys: [signer.publicJwk], issuer: ISSUER, audience: AUDIENCE },
+      }),
+      tenants: {},
+      quotas: QuotasSchema.parse({}),
+    };
+    const authenticator = new Authenticator(directory);
+    const dotted = await authenticator.authenticate({ headers: { authorization: 'Bearer abc.def.ghi' }, address: undefined });
+    expect(dotted).toMatchObject({ ok: true, principal: { id: 'dotted', via: 'api-key' } });
+    const expired = await signer.token({ sub: 's' }, { expiresInSec: -600 });
+    expect(await authenticator.authenticate({ headers: { authorization: `Bearer ${expired}` }, address: undefined })).toMatchObject({
+      ok: false,
+      status: 401,
+      description: 'token expired',
+    });
+    const token = await signer.token({ sub: 's', scope: 'rcp:read rcp:write' });
+    expect(await authenticator.authenticate({ headers: { authorization: `bearer ${token}` }, address: undefined })).toMatchObject({
+      ok: true,
+      principal: { id: 's', via: 'jwt', scopes: ['rcp:read', 'rcp:write'], quotaKey: 'principal:jwt:s' },
+    });
   });
 });

@@ -41,7 +41,13 @@ export class Authenticator {
     const token = presentedToken(headers);
     if (token === undefined) return this.anonymous(address);
     if (token === '') return { ok: false, status: 401, error: 'invalid_request', description: 'malformed Authorization header' };
-    if (this.jwt && looksLikeJwt(token)) return this.fromJwt(this.jwt, token);
+    if (this.jwt && looksLikeJwt(token)) {
+      const outcome = await this.fromJwt(this.jwt, token);
+      // An API key may happen to look like a JWT (two dots): it still counts as one.
+      if (outcome.ok || this.keys.size === 0) return outcome;
+      const key = await this.keys.find(token);
+      return key ? this.resolved({ id: key.id, scopes: key.scopes, tenant: key.tenant, via: 'api-key' }) : outcome;
+    }
     const key = await this.keys.find(token);
     if (!key) return { ok: false, status: 401, error: 'invalid_token', description: 'unknown API key' };
     return this.resolved({ id: key.id, scopes: key.scopes, tenant: key.tenant, via: 'api-key' });

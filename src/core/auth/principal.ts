@@ -25,7 +25,7 @@ export interface Principal {
   tenant?: string;
   via: AuthMethod;
   limits: PrincipalLimits;
-  /** Whose quota a request draws on: `principal:<id>`, or `ip:<address>` for anonymous access. */
+  /** Whose quota a request draws on: `principal:<via>:<id>`, or `ip:<address>` for anonymous access. */
   quotaKey: string;
   quota: QuotaSettings | undefined;
 }

@@ -22,7 +22,7 @@ export function scopeEngines<T extends { id: string }>(engines: readonly T[], pr
 export function scopeSettings(settings: GatewaySettings, principal: Principal | undefined): GatewaySettings {
   if (principal === undefined) return settings;
   const maxK = Math.min(settings.maxK, principal.limits.maxK ?? Infinity);
-  const cursorSecret = `${settings.cursorSecret ?? processSecret()}\u0000principal:${principal.id}`;
+  const cursorSecret = `${settings.cursorSecret ?? processSecret()}\u0000principal:${principal.via}:${principal.id}`;
   return { ...settings, maxK, cursorSecret };
 }
 

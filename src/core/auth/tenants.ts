@@ -38,7 +38,8 @@ export function principalFor(identity: Identity, directory: TenantDirectory): Pr
       ...(tenant?.maxK !== undefined ? { maxK: tenant.maxK } : {}),
       ...(tenant?.maxDeadlineMs !== undefined ? { maxDeadlineMs: tenant.maxDeadlineMs } : {}),
     },
-    quotaKey: anonymous ? `ip:${identity.address ?? 'unknown'}` : `principal:${identity.id}`,
+    // Namespaced by how the principal authenticated: an API key id and a token subject may coincide.
+    quotaKey: anonymous ? `ip:${identity.address ?? 'unknown'}` : `principal:${identity.via}:${identity.id}`,
     quota: anonymous ? (directory.quotas.anonymousPerIp ?? tenant?.quota) : (tenant?.quota ?? directory.quotas.default),
   };
 }
