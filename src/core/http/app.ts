@@ -35,7 +35,7 @@ export interface HttpServerOptions<E extends Env = Env> {
   io?: RequestIo<E>;
 }
 
-const CORS_HEADERS = ['content-type', 'accept', 'authorization', 'traceparent', 'tracestate', 'rcp-session', 'x-rcpgw-engine'];
+const CORS_HEADERS = ['content-type', 'accept', 'authorization', 'x-api-key', 'traceparent', 'tracestate', 'rcp-session', 'x-rcpgw-engine'];
 
 export function createHttpApp<E extends Env = Env>(service: RcpService, options: HttpServerOptions<E>): Hono<E> {
   const app = new Hono<E>();
