@@ -26,6 +26,7 @@ const IN_PROCESS = [
   'test/observability/pure.test.ts',
   'test/resilience/units.test.ts',
   'test/streaming/http-sessions.test.ts',
+  'test/auth/units.test.ts',
 ];
 
 export default defineConfig({

@@ -16,6 +16,8 @@ import { Operations } from '../node/operations.js';
 import { ByteBudget } from '../node/upstream/byte-budget.js';
 import { nodeTransportsWithin } from '../node/upstream/factory.js';
 import { PACKAGE_VERSION } from '../node/version.js';
+import { nodeAuth } from '../node/auth/wiring.js';
+import { unsafeBindReason } from '../core/auth/bind-policy.js';
 import { announceListening, isGatewayWorker, parseWorkers, runPrimary, workerCursorSecret, workerPort } from '../node/server/cluster.js';
 
 const DEFAULT_CONFIG = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../config/default.json');
@@ -43,6 +45,8 @@ federation as an MCP server (Streamable HTTP) at http://H:N/mcp.
   --port N       listen port (default: $PORT, then gateway.port, 8787; 0 = any free port)
   --workers N    worker processes sharing the port (default 1; auto = one per core). Each
                  worker is a full gateway: stdio engines are started once per worker.
+  --allow-unauthenticated  serve on a non-loopback address with gateway.auth off (only behind
+                 an authenticating proxy; same as gateway.auth.allowUnauthenticated)
 `,
   stdio: `rcp-gateway stdio [--config FILE]
 
@@ -82,6 +86,7 @@ async function serve(argv: string[]): Promise<void> {
       port: { type: 'string' },
       help: { type: 'boolean' },
       workers: { type: 'string' },
+      'allow-unauthenticated': { type: 'boolean' },
     },
   });
   if (values.help) return void process.stdout.write(HELP.serve!);
@@ -94,6 +99,9 @@ async function serve(argv: string[]): Promise<void> {
     settings.port = port;
   }
   if (values.host) settings.host = values.host;
+  if (values['allow-unauthenticated']) settings.auth.allowUnauthenticated = true;
+  const unsafeBind = unsafeBindReason(settings.host, settings.auth);
+  if (unsafeBind) fail(unsafeBind, 2);
   const workers = parseWorkers(values.workers);
   if (workers === undefined) fail(`invalid --workers "${values.workers}" (a positive integer or auto)`, 2);
   settings.port = workerPort() ?? settings.port; // a worker listens where its primary said
@@ -119,7 +127,15 @@ async function serve(argv: string[]): Promise<void> {
   const mcp = mcpFacade(settings.name, PACKAGE_VERSION, logger);
   const { ops, gateway } = await startGatewayOrExit(loaded, logger, mcp);
   const beside = mcpBesideRcp(mcp, ops.attach(gateway), ops, settings, logger);
-  const server = await startHttpServer(beside.rcpService, settings, logger, ops.httpOptions(), beside.mount, ops.metrics.listener);
+  const auth = await nodeAuth(settings, logger, () => gateway.settings.logQueries);
+  const server = await startHttpServer(
+    auth.runtime.wrap(beside.rcpService),
+    settings,
+    logger,
+    auth.httpOptions(ops.httpOptions()),
+    beside.mount,
+    ops.metrics.listener,
+  );
   // A reload keeps the listener's command-line host/port (they are restart-only anyway).
   await ops.startSidecars(loaded.file, (next) =>
     Object.assign(next.gateway, {
@@ -146,6 +162,7 @@ async function serve(argv: string[]): Promise<void> {
       .then(() => Promise.all([beside.close(settings.drainTimeoutMs), server.close(settings.drainTimeoutMs)]))
       .then(() => gateway.stop())
       .then(() => ops.close())
+      .then(() => auth.close())
       .then(() => {
         logger.flush?.();
         process.exit(0);
@@ -221,11 +238,13 @@ async function stdio(argv: string[]): Promise<void> {
   const loaded = loadOrExit(values.config);
   const logger = createLogger({ level: loaded.config.gateway.logLevel });
   const { ops, gateway } = await startGatewayOrExit(loaded, logger);
-  const service = ops.attach(gateway);
+  const auth = await nodeAuth(loaded.config.gateway, logger, () => gateway.settings.logQueries);
+  const service = auth.runtime.wrap(ops.attach(gateway));
   await ops.startSidecars(loaded.file);
   const stop = async (): Promise<void> => {
     await gateway.stop();
     await ops.close();
+    await auth.close();
     process.stdout.write('', () => process.exit(0));
   };
   // SIGTERM/SIGINT: stop reading, drain in-flight requests, answer the rest -32010, then stop (exit 0).
@@ -236,7 +255,7 @@ async function stdio(argv: string[]): Promise<void> {
   await serveStdio(service, {
     input: process.stdin,
     output: process.stdout,
-    session: ops.sessionOptions(),
+    session: auth.sessionOptions(ops.sessionOptions(), 'stdio'),
     maxInFlight: settings.maxInFlight,
     maxBodyBytes: settings.maxBodyBytes,
     maxBatchSize: settings.maxBatchSize,

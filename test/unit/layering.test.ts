@@ -26,6 +26,7 @@ const PORTABLE_PACKAGES = new Set([
   '@noble/hashes',
   '@scure/base',
   'pure-rand',
+  'jose', // WebCrypto and fetch only (one universal build, no node: imports)
 ]);
 const NODE_BUILTINS = new Set(builtinModules);
 

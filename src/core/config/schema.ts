@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { ExperimentsSchema, armEngineProblems } from '../experiments/arms.js';
+import { AuthSchema, QuotasSchema, TenantsSchema, authProblems } from '../auth/config.js';
 
 const httpUrl = z.string().refine((value) => {
   try {
@@ -254,6 +255,12 @@ export const GatewaySchema = z.strictObject({
   console: z.strictObject({ enabled: z.boolean().default(false) }).default({ enabled: false }),
   /** Arms and A/B experiments (core/experiments/arms.ts); none by default. */
   experiments: ExperimentsSchema.optional(),
+  /** Client authentication (API keys, JWT), ops-path rules, audit (core/auth/config.ts); off by default. */
+  auth: AuthSchema.prefault({}),
+  /** Tenant name → engines, scope ceiling, maxK, deadline ceiling, quota. */
+  tenants: TenantsSchema.default({}),
+  /** Per-principal and per-IP rate limits and concurrency caps; the store (memory or Redis). */
+  quotas: QuotasSchema.prefault({}),
 });
 export type GatewaySettings = z.infer<typeof GatewaySchema>;
 
@@ -280,6 +287,10 @@ export const ConfigSchema = z
       for (const id of routeEngineIds(target) ?? []) {
         if (!seen.has(id)) ctx.addIssue({ code: 'custom', path: ['gateway', 'routes', method], message: `unknown engine id "${id}"` });
       }
+    }
+    const { auth, tenants, quotas } = config.gateway;
+    for (const problem of authProblems(auth, tenants, quotas, new Set(seen.keys()))) {
+      ctx.addIssue({ code: 'custom', path: ['gateway', ...problem.path], message: problem.message });
     }
     const experiments = config.gateway.experiments;
     for (const problem of experiments ? armEngineProblems(experiments, seen) : []) {

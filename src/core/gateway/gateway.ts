@@ -19,6 +19,7 @@ import { EngineSet, type ReloadOutcome } from '../ops/engine-set.js';
 import { methodHandler } from './methods.js';
 import { ExperimentRuntime } from '../experiments/runtime.js';
 import type { TransportFactory } from '../upstream/transport.js';
+import { scopeEngines, scopeSettings } from '../auth/scoping.js';
 
 export interface GatewayOptions {
   logger: Logger;
@@ -99,7 +100,7 @@ export class Gateway implements RcpService {
     // The request runs on the engine set current now, even if a reload swaps it meanwhile.
     const handler = methodHandler(method);
     return this.engineSet
-      .run((engines, config) => handler(method, params, ctx, this.federation(engines, config)))
+      .run((engines, config) => handler(method, params, ctx, this.federation(engines, config, ctx)))
       .catch((err: unknown) => {
         if (err instanceof RcpError) throw err;
         // A fault of the gateway's own code: -32603 to the client, the stack in the log.
@@ -114,10 +115,11 @@ export class Gateway implements RcpService {
     return this.engineSet.reload(next);
   }
 
-  private federation(engines: readonly Engine[], config: GatewayConfig): FederationContext {
+  /** The federation a call runs on: only the engines, maxK and cursor key its principal is scoped to (core/auth/scoping.ts). */
+  private federation(engines: readonly Engine[], config: GatewayConfig, ctx: CallContext): FederationContext {
     return {
-      engines,
-      settings: config.gateway,
+      engines: scopeEngines(engines, ctx.principal),
+      settings: scopeSettings(config.gateway, ctx.principal),
       logger: this.options.logger,
       identity: config.gateway.name,
       hooks: this.options.hooks ?? {},

@@ -27,6 +27,8 @@ export interface HttpServerOptions<E extends Env = Env> {
   /** Most members in one batch (§11); default 100. */
   maxBatchSize?: number;
   session?: Partial<SessionOptions>;
+  /** Client authentication and quotas (core/auth/http-guard.ts), installed before any route. */
+  guard?: (app: Hono<E>, base: string) => void;
   /** Extra routes (health, metrics) mounted beside the RCP endpoint. */
   extend?: (app: Hono<E>) => void;
   onStreamOpen?: () => void;
@@ -37,7 +39,7 @@ export interface HttpServerOptions<E extends Env = Env> {
 
 const DEFAULT_MAX_BATCH_SIZE = 100;
 
-const CORS_HEADERS = ['content-type', 'accept', 'authorization', 'traceparent', 'tracestate', 'rcp-session', 'x-rcpgw-engine'];
+const CORS_HEADERS = ['content-type', 'accept', 'authorization', 'x-api-key', 'traceparent', 'tracestate', 'rcp-session', 'x-rcpgw-engine'];
 
 export function createHttpApp<E extends Env = Env>(service: RcpService, options: HttpServerOptions<E>): Hono<E> {
   const app = new Hono<E>();
@@ -54,6 +56,7 @@ export function createHttpApp<E extends Env = Env>(service: RcpService, options:
       }),
     );
   }
+  options.guard?.(app, base);
   options.extend?.(app);
 
   const endpoint = new RpcEndpoint<E>(service, {

@@ -23,6 +23,7 @@ import {
 } from './envelope.js';
 import { BodyTimeoutError, type RequestIo } from './request-io.js';
 import { sseReply } from './sse.js';
+import { principalOf } from '../auth/http-guard.js';
 
 type Reply = ResponseMessage | ResponseMessage[] | null;
 
@@ -103,7 +104,13 @@ export class RpcEndpoint<E extends Env> {
     // §7.14 over HTTP: with a session token, a posted cancel reaches the request it names.
     const sessionToken = sessions ? headers[SESSION_HEADER] : undefined;
     if (sessions && sessionToken !== undefined) for (const id of cancelIdsOf(value)) sessions.cancel(sessionToken, id);
-    const session = new Session(this.service, { transport: 'http', stateless: true, ...this.options.session });
+    const principal = principalOf(c); // bound by the auth guard (core/auth), when auth is on
+    const session = new Session(this.service, {
+      transport: 'http',
+      stateless: true,
+      ...this.options.session,
+      ...(principal ? { principal } : {}),
+    });
     const tracked = sessions && sessionToken !== undefined ? sessions.track(sessionToken, requestIdsOf(value), session) : undefined;
     if (tracked && tracked.duplicates.length > 0 && !Array.isArray(value)) {
       tracked.release();

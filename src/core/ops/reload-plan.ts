@@ -125,6 +125,10 @@ const RESTART_ONLY_SETTINGS = [
   'cursorSecret',
   'watchConfig',
   'drainTimeoutMs',
+  // Client authentication, tenants and quotas are assembled once at start (core/auth/runtime.ts).
+  'auth',
+  'tenants',
+  'quotas',
 ] as const;
 
 /**

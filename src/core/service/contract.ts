@@ -5,6 +5,7 @@
 import type { InitializeResult } from '../protocol/capabilities.js';
 import type { JsonObject, RequestId } from '../protocol/jsonrpc.js';
 import type { RequestMeta } from '../protocol/params.js';
+import type { Principal } from '../auth/principal.js';
 
 export interface ProgressUpdate {
   progress?: number;
@@ -39,6 +40,8 @@ export interface CallContext {
   transport: 'http' | 'stdio';
   /** Lower-cased inbound HTTP headers (HTTP transport only). */
   headers: Readonly<Record<string, string>>;
+  /** Who is calling, when client authentication (or a stdio principal) is configured (core/auth). */
+  principal?: Principal;
 }
 
 export interface RcpService {

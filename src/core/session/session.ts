@@ -30,6 +30,7 @@ import { shedError, type Admission, type InFlightRegistry } from './admission.js
 import { logFrames, progressFrames, type FrameSink } from './client-frames.js';
 import { PendingRequest } from './pending.js';
 import { abortReasonOf, type AbortReason, type CallContext, type LogLevel, type RcpService } from '../service/contract.js';
+import { assertMethodAllowed, deadlineCeiling, type Principal } from '../auth/principal.js';
 
 export interface SessionOptions {
   transport: 'http' | 'stdio';
@@ -43,6 +44,8 @@ export interface SessionOptions {
   admit?: () => Admission;
   /** Where a session with requests in flight is listed, so shutdown can answer them (-32010). */
   registry?: InFlightRegistry;
+  /** Who this session's requests run as (core/auth): method scopes, deadline ceiling, `ctx.principal`. */
+  principal?: Principal;
 }
 
 export interface FinishedInfo {
@@ -54,6 +57,8 @@ export interface FinishedInfo {
   response: ResponseMessage;
   /** The context the service was called with; absent when the session answered on its own. */
   ctx?: CallContext;
+  /** Who sent the request, when known (core/auth). */
+  principal?: Principal;
 }
 
 export interface InboundRequest {
@@ -201,6 +206,8 @@ export class Session {
       return successResponse(id, {});
     }
     if (!this.initialized) throw new RcpError(ErrorCode.NotInitialized, 'not initialized: call initialize first');
+    // §15.6: authorisation before capability gating, so -32003/-32004 reveal nothing to a principal without the scope.
+    if (this.options.principal) assertMethodAllowed(this.options.principal, method);
     const gate = methodGate(method);
     // §12: -32004 (undefined) MUST be preferred over -32003 (unadvertised).
     if (!gate.defined) throw new RcpError(ErrorCode.UnknownMethod, `unknown method: ${method}`);
@@ -251,7 +258,10 @@ export class Session {
     if (admission && !admission.ok) {
       return Promise.resolve(this.finish(method, started, undefined, errorResponse(id, shedError(admission.retryAfterMs))));
     }
-    const deadlineMs = Math.max(0, Math.min(this.service.defaultDeadlineMs, meta.deadlineMs ?? Infinity));
+    const deadlineMs = Math.max(
+      0,
+      Math.min(this.service.defaultDeadlineMs, meta.deadlineMs ?? Infinity, deadlineCeiling(this.options.principal)),
+    );
     const pending = new PendingRequest(id, deadlineMs, this.options.deadlineGraceMs ?? 250, () => {
       this.inFlight.delete(id);
       if (admission?.ok) admission.release();
@@ -271,6 +281,7 @@ export class Session {
       meta,
       transport: this.options.transport,
       headers,
+      ...(this.options.principal ? { principal: this.options.principal } : {}),
     };
     this.service.call(method, params, ctx).then(
       (result) => pending.settle(successResponse(id, result)),
@@ -294,6 +305,7 @@ export class Session {
         abortReason,
         response,
         ...(ctx ? { ctx } : {}),
+        ...(this.options.principal ? { principal: this.options.principal } : {}),
       });
     }
     return response;
