@@ -19,7 +19,7 @@ beforeAll(async () => {
     { id: 'two', transport: 'stdio', command: stdioEngineCommand(['--id', 'two', '--id-prefix', 'two-']) },
   ];
   [on, off] = await Promise.all([
-    startGateway({ config: { engines, gateway: { host: '0.0.0.0', console: { enabled: true } } } }),
+    startGateway({ config: { engines, gateway: { host: '0.0.0.0', auth: { allowUnauthenticated: true }, console: { enabled: true } } } }),
     startGateway({ config: { engines } }),
   ]);
 }, 60_000);
