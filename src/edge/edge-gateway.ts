@@ -9,6 +9,7 @@ import type { Hono } from 'hono';
 import type { GatewayConfig } from '../core/config/schema.js';
 import { Gateway } from '../core/gateway/gateway.js';
 import { createHttpApp } from '../core/http/app.js';
+import { httpAppSettings } from '../core/http/app-settings.js';
 import { mountOpsRoutes, readiness } from '../core/http/health.js';
 import { AdmissionGate } from '../core/session/admission.js';
 import { FetchTransport } from '../core/upstream/fetch-transport.js';
@@ -49,22 +50,7 @@ export class EdgeGateway {
     const service = new LoggedService(this.gateway, logger, settings.logQueries);
     const gate = new AdmissionGate(settings.maxInFlight);
     this.app = createHttpApp(service, {
-      basePath: settings.basePath,
-      maxBodyBytes: settings.maxBodyBytes,
-      sseHeartbeatMs: settings.sseHeartbeatMs,
-      streaming: true,
-      ...(settings.httpSessions
-        ? {
-            httpSessions: {
-              ttlMs: settings.httpSessionTtlMs,
-              maxSessions: settings.maxHttpSessions,
-              maxInFlightPerSession: settings.maxInFlight,
-            },
-          }
-        : {}),
-      corsOrigins: settings.corsOrigins,
-      admit: (weight) => gate.tryEnter(weight),
-      maxBatchSize: Math.min(settings.maxBatchSize, settings.maxInFlight),
+      ...httpAppSettings(settings, gate),
       extend: (app) => mountOpsRoutes(app, { readiness: () => readiness(this.gateway.engines, false) }),
       session: { onFinished: service.onFinished },
     });

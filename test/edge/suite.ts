@@ -47,7 +47,7 @@ const SECRET = 'edge-and-node-share-this-cursor-secret';
 const ENGINES = ['alpha', 'beta', 'slow', 'flaky'] as const;
 type EngineId = (typeof ENGINES)[number] | 'late';
 
-const only = (...engines: EngineId[]): Record<string, unknown> => ({ 'x-rcpgw': { engines } });
+const engineSubset = (...engines: EngineId[]): Record<string, unknown> => ({ 'x-rcpgw': { engines } });
 
 /** Retry `attempt` until it returns a value (not undefined) or `timeoutMs` passes; for state that moves with time. */
 async function eventually<T>(attempt: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
@@ -156,7 +156,7 @@ export function edgeSuite(runtime: EdgeRuntime): void {
 
     it('answers a federated retrieve with the fused hits the Node gateway gives', async () => {
       behave();
-      const params = { query: 'retrieval fusion ranking graph', k: 8, _meta: only('alpha', 'beta') };
+      const params = { query: 'retrieval fusion ranking graph', k: 8, _meta: engineSubset('alpha', 'beta') };
       const [onNode, onEdge] = await Promise.all([
         rpc<RetrieveResult>(node.url, 'retrieve', params),
         rpc<RetrieveResult>(edge.url, 'retrieve', params),
@@ -178,7 +178,7 @@ export function edgeSuite(runtime: EdgeRuntime): void {
     it('relays progress over SSE under the client’s token, then the same final answer', async () => {
       // Frames 50 ms apart: the relay coalesces frames that arrive together (progressFramesPerSecond).
       behave({ alpha: { progressFrames: 3, progressIntervalMs: 50 } });
-      const params = { query: 'retrieval stream engine', k: 5, _meta: only('alpha', 'beta') };
+      const params = { query: 'retrieval stream engine', k: 5, _meta: engineSubset('alpha', 'beta') };
       const reply = await rpcSse(edge.url, 'retrieve', params, { progressToken: 'edge-progress' });
       expect(reply.contentType).toContain('text/event-stream');
       expect(reply.parseErrors).toEqual([]);
@@ -199,7 +199,7 @@ export function edgeSuite(runtime: EdgeRuntime): void {
       const reply = await rpcSse(
         edge.url,
         'retrieve',
-        { query, k: 4, _meta: only('alpha', 'slow') },
+        { query, k: 4, _meta: engineSubset('alpha', 'slow') },
         {
           progressToken: 'gone',
           signal: leave.signal,
@@ -228,7 +228,7 @@ export function edgeSuite(runtime: EdgeRuntime): void {
         behave({ slow: { fault: 'hang' } });
         const query = `edge leaves json ${runtime.name}`;
         const leave = new AbortController();
-        const pending = rpc(edge.url, 'retrieve', { query, k: 4, _meta: only('alpha', 'slow') }, { signal: leave.signal });
+        const pending = rpc(edge.url, 'retrieve', { query, k: 4, _meta: engineSubset('alpha', 'slow') }, { signal: leave.signal });
         const slowRequest = await requestOf('slow', query);
         const leftAt = Date.now();
         leave.abort();
@@ -244,7 +244,7 @@ export function edgeSuite(runtime: EdgeRuntime): void {
       const params = (where: string) => ({
         query: `retrieval ranking deadline ${where}`,
         k: 4,
-        _meta: { deadlineMs: DEADLINE_MS, ...only('alpha', 'slow') },
+        _meta: { deadlineMs: DEADLINE_MS, ...engineSubset('alpha', 'slow') },
       });
       const started = performance.now();
       const [onEdge, onNode] = await Promise.all([
@@ -268,7 +268,7 @@ export function edgeSuite(runtime: EdgeRuntime): void {
     it('opens the breaker on a failing engine, then closes it once the engine recovers', async () => {
       behave({ flaky: { fault: 'fail', failCode: -32603 } });
       const ask = (n: number): Promise<JsonRpcResponse<RetrieveResult>> =>
-        rpc<RetrieveResult>(edge.url, 'retrieve', { query: `edge breaker ${n}`, k: 3, _meta: only('flaky') });
+        rpc<RetrieveResult>(edge.url, 'retrieve', { query: `edge breaker ${n}`, k: 3, _meta: engineSubset('flaky') });
       const breakerState = async (): Promise<string | undefined> => {
         const catalog = await rpc<{ engines: CatalogEntry[] }>(edge.url, 'catalog/list', {});
         return catalog.result!.engines.find((e) => e.id === 'flaky')?._meta.breaker;
@@ -292,7 +292,7 @@ export function edgeSuite(runtime: EdgeRuntime): void {
     it('takes in an engine that was down when the first request came, once it is up', async () => {
       behave();
       const ask = (): Promise<JsonRpcResponse<RetrieveResult>> =>
-        rpc<RetrieveResult>(edge.url, 'retrieve', { query: 'retrieval index', k: 3, _meta: only('alpha', 'late') });
+        rpc<RetrieveResult>(edge.url, 'retrieve', { query: 'retrieval index', k: 3, _meta: engineSubset('alpha', 'late') });
       const before = await ask();
       expect(before.result!._meta.engines).toEqual(['alpha']);
       engines.late = await startHttpEngine(['--id', 'late', '--port', String(latePort)]);
@@ -310,7 +310,7 @@ export function edgeSuite(runtime: EdgeRuntime): void {
 
     it('pages with a cursor the Node gateway signed, and Node pages with one the edge signed', async () => {
       behave();
-      const params = { query: 'retrieval ranking fusion index', k: 3, _meta: only('alpha', 'beta') };
+      const params = { query: 'retrieval ranking fusion index', k: 3, _meta: engineSubset('alpha', 'beta') };
       const first = await rpc<RetrieveResult>(node.url, 'retrieve', params);
       const cursor = first.result!.nextCursor;
       expect(typeof cursor).toBe('string');

@@ -2,10 +2,8 @@
  * The benchmark harness must not rot: run it with tiny durations (`--smoke`, nothing appended to
  * bench/RESULTS.md) and check that it printed every figure. Timing itself is not asserted.
  */
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../support/processes.js';
+import { runScript } from './run-script.js';
 
 const SCENARIOS = [
   'A client → engine',
@@ -20,18 +18,7 @@ const RATIOS = ['B÷A', 'C÷D', 'C 2w÷1w', 'fusion÷parse', 'KB per SSE stream'
 
 describe('bench harness (smoke)', () => {
   it('runs every scenario and prints every figure', async () => {
-    const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bench/run.js'), '--smoke'], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => {
-      out += c;
-    });
-    child.stderr.setEncoding('utf8').on('data', (c: string) => {
-      out += c;
-    });
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const { code, out } = await runScript('bench/run.js', ['--smoke']);
     expect(out, out).not.toContain('FAILED');
     expect(code, out).toBe(0);
     for (const scenario of SCENARIOS) {
@@ -48,18 +35,7 @@ describe('bench harness (smoke)', () => {
   }, 120_000);
 
   it('the scaling curves print a point per engine count and per k, and the fitted costs', async () => {
-    const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bench/scaling.js'), '--smoke'], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => {
-      out += c;
-    });
-    child.stderr.setEncoding('utf8').on('data', (c: string) => {
-      out += c;
-    });
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const { code, out } = await runScript('bench/scaling.js', ['--smoke']);
     expect(code, out).toBe(0);
     for (const count of [1, 2, 4, 8]) {
       expect(out, out).toMatch(

@@ -3,25 +3,12 @@
  * bench/RESULTS.md) and check that it printed both gateways' figures and both ratios. Timing
  * itself is not asserted; the request counts are.
  */
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../support/processes.js';
+import { runScript } from './run-script.js';
 
 describe('hedging bench (smoke)', () => {
   it('prints p99 with and without hedging, the extra load and both ratios, for real processes and the policy alone', async () => {
-    const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bench/hedging.js'), '--smoke'], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => {
-      out += c;
-    });
-    child.stderr.setEncoding('utf8').on('data', (c: string) => {
-      out += c;
-    });
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const { code, out } = await runScript('bench/hedging.js', ['--smoke']);
     expect(code, out).toBe(0);
     // The unhedged gateway sends exactly one upstream request per read.
     expect(out, out).toMatch(/^\| balanced, no hedging \| 100 \| 140 \| 140 \| 0\.0 % \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \d+ \| — \|$/m);

@@ -8,6 +8,9 @@
  *
  * A later page must see the same engines as the first one, or its fusion would differ: an engine
  * of the cursor's set that fails makes the page fail with -32010 (retry it, or restart paging).
+ *
+ * Just over 300 lines: reading, deepening and sealing are one loop over one per-engine state, and
+ * the pure parts already sit apart (paging.ts order, cursor.ts sealing).
  */
 import { ErrorCode, RcpError } from '../protocol/errors.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';

@@ -1,6 +1,10 @@
 /**
  * Federated `retrieve` (§7.7, §16.2, §16.3): validate once, plan one leg per capable engine, fan
  * out, fuse by rank, report what degraded. Succeeds when at least one engine answered.
+ *
+ * Longer than 300 lines on purpose: plan, option policy, fan-out and answer assembly are the steps
+ * of one request and share its plan; the option rules themselves live in retrieve-options.ts,
+ * the depth rule in depth.ts and paging in pages.ts.
  */
 import { ErrorCode, RcpError } from '../protocol/errors.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';

@@ -2,6 +2,10 @@
  * One client connection's view of the protocol: the §13 lifecycle gate, id bookkeeping,
  * cancellation, deadlines and the "exactly one answer per request" guarantee. Transport-free:
  * transports hand it decoded JSON values and write whatever it returns or emits.
+ *
+ * Over 300 lines on purpose: the lifecycle gate, id bookkeeping and cancellation share one
+ * per-connection state, and "exactly one answer" is easiest to check when every path that answers
+ * is in this file; admission, HTTP sessions and limits are separate modules.
  */
 import { PROTOCOL_VERSION, type InitializeResult } from '../protocol/capabilities.js';
 import { ErrorCode, RcpError, toWireError } from '../protocol/errors.js';

@@ -9,13 +9,13 @@
  * per request. Names and labels are documented in the README (Operations) and kept stable.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Aggregator } from 'prom-client';
-import type { ListenerObserver } from '../server/listener-guard.js';
 import { ErrorCode } from '../../core/protocol/errors.js';
 import { isCoreMethod, vendorCapabilityOf } from '../../core/protocol/methods.js';
 import type { AbortReason } from '../../core/service/contract.js';
 import type { EngineView, MetricsExposition } from '../../core/observability/engine-view.js';
 import { ExperimentMetrics } from './experiment-metrics.js';
 import { registerReplicaMetrics } from './replica-metrics.js';
+import { listenerMetrics } from './listener-metrics.js';
 
 const PREFIX = 'rcpgw_';
 const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -75,7 +75,6 @@ export class GatewayMetrics implements MetricsExposition {
   private enginesView: () => readonly EngineView[] = () => [];
   private inFlight = 0;
   private streamsOpen = 0;
-  private bodiesReading = 0;
 
   private readonly requests = new Counter({
     name: `${PREFIX}requests_total`,
@@ -167,24 +166,8 @@ export class GatewayMetrics implements MetricsExposition {
   /** Live experiments' metrics (experiment-metrics.ts), in this registry. */
   readonly experiments = new ExperimentMetrics(this.registry);
 
-  private readonly bodyTimeouts = new Counter({
-    name: `${PREFIX}http_body_timeouts_total`,
-    help: 'HTTP requests whose body stalled past gateway.bodyTimeoutMs (answered 408).',
-    registers: [this.registry],
-  });
-  private readonly connectionsRefused = new Counter({
-    name: `${PREFIX}http_connections_refused_total`,
-    help: 'HTTP connections closed at once: their address had gateway.maxConnectionsPerIp open.',
-    registers: [this.registry],
-  });
-
-  /** What the Node listener's connection guards report (listener-guard.ts). */
-  readonly listener: ListenerObserver = {
-    bodyReadStarted: () => void this.bodiesReading++,
-    bodyReadEnded: () => void this.bodiesReading--,
-    bodyTimedOut: () => this.bodyTimeouts.inc(),
-    connectionRefused: () => this.connectionsRefused.inc(),
-  };
+  /** What the Node listener's connection guards report (listener-metrics.ts). */
+  readonly listener = listenerMetrics(this.registry, PREFIX);
 
   private readonly requestChild = bound((method, code) => this.requests.labels(method!, code!));
   private readonly requestSecondsChild = bound((method) => this.requestSeconds.labels(method!));
@@ -217,7 +200,6 @@ export class GatewayMetrics implements MetricsExposition {
     };
     scalar('in_flight_requests', 'Requests being answered right now.', () => this.inFlight);
     scalar('sse_streams_open', 'Open SSE response streams.', () => this.streamsOpen);
-    scalar('http_bodies_reading', 'HTTP request bodies being read (not yet admitted).', () => this.bodiesReading);
     // Across workers: up only when up in every worker; the breaker state of the worst worker.
     perEngine('engine_up', 'Engine initialized and serving (1) or not (0).', (e) => (e.status === 'ready' ? 1 : 0), 'min');
     perEngine(

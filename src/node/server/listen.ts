@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { GatewaySettings } from '../../core/config/schema.js';
 import type { Logger } from '../observability/log.js';
 import { createHttpApp, type HttpServerOptions } from '../../core/http/app.js';
+import { httpAppSettings } from '../../core/http/app-settings.js';
 import type { RcpService } from '../../core/service/contract.js';
 import type { SessionOptions } from '../../core/session/session.js';
 import { AdmissionGate, InFlightRegistry } from '../../core/session/admission.js';
@@ -40,23 +41,7 @@ export async function startHttpServer(
   const gate = new AdmissionGate(settings.maxInFlight);
   const registry = new InFlightRegistry();
   const app = createHttpApp<NodeHttpEnv>(service, {
-    basePath: settings.basePath,
-    maxBodyBytes: settings.maxBodyBytes,
-    sseHeartbeatMs: settings.sseHeartbeatMs,
-    streaming: true,
-    ...(settings.httpSessions
-      ? {
-          httpSessions: {
-            ttlMs: settings.httpSessionTtlMs,
-            maxSessions: settings.maxHttpSessions,
-            maxInFlightPerSession: settings.maxInFlight,
-          },
-        }
-      : {}),
-    corsOrigins: settings.corsOrigins,
-    admit: (weight) => gate.tryEnter(weight),
-    // A batch larger than the in-flight cap could never be admitted: refused as too large instead.
-    maxBatchSize: Math.min(settings.maxBatchSize, settings.maxInFlight),
+    ...httpAppSettings(settings, gate),
     io: nodeRequestIo({ bodyTimeoutMs: settings.bodyTimeoutMs, observer }),
     ...extra,
     extend: (app) => {
