@@ -104,20 +104,30 @@ export class EngineBreaker {
   }
 
   /** Run `action` through the breaker. Rejects with UpstreamError('circuit-open') when refused. */
-  async fire<T>(action: () => Promise<T>): Promise<T> {
-    if (!this.admits) throw new UpstreamError('circuit-open', 'circuit breaker is open');
+  fire<T>(action: () => Promise<T>): Promise<T> {
+    if (!this.admits) return Promise.reject(new UpstreamError('circuit-open', 'circuit breaker is open'));
     const trial = this.state === 'half-open';
     const generation = this.generation;
     if (trial) this.trialInFlight = true;
-    let result: T;
-    try {
-      result = await action();
-    } catch (err) {
-      await this.settle(outcomeOf(err), err, generation, trial);
-      throw err;
-    }
-    await this.settle('success', undefined, generation, trial);
-    return result;
+    return action().then(
+      (result) => {
+        // A success on a closed breaker cannot move it: reported without holding the answer back
+        // (the happy path's cost). A trial's success is awaited, so the breaker has closed when it returns.
+        if (!trial) {
+          this.reportSuccess(generation);
+          return result;
+        }
+        return this.settle('success', undefined, generation, trial).then(() => result);
+      },
+      (err: unknown) =>
+        this.settle(outcomeOf(err), err, generation, trial).then(() => {
+          throw err;
+        }),
+    );
+  }
+
+  private reportSuccess(generation: number): void {
+    if (generation === this.generation) this.circuit.fire(SUCCEED).catch(() => undefined);
   }
 
   shutdown(): void {
@@ -202,10 +212,16 @@ export class EngineBreaker {
  * inside the limiter: a call waiting for a slot is not yet a trial of a half-open breaker.
  */
 export function breakerLayer(breaker: EngineBreaker): Layer {
-  return (next) => (call) =>
-    breaker.fire(async () => {
-      const result = await next(call);
-      call.validate?.(result);
-      return result;
-    });
+  return (next) => (call) => {
+    const { validate } = call;
+    return breaker.fire(
+      validate
+        ? () =>
+            next(call).then((result) => {
+              validate(result);
+              return result;
+            })
+        : () => next(call),
+    );
+  };
 }

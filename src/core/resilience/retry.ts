@@ -143,29 +143,31 @@ export function isRetryable(err: unknown, method: string, idempotent = false): e
  * Run `attempt`; on a retryable failure, retry it once if deadline and budget allow.
  * `attempt` is called afresh each time, so it can forward the then-remaining deadline.
  */
-export async function withRetry<T>(attempt: () => Promise<T>, guard: RetryGuard): Promise<T> {
+export function withRetry<T>(attempt: () => Promise<T>, guard: RetryGuard): Promise<T> {
   guard.budget?.recordCall();
-  try {
-    return await attempt();
-  } catch (err) {
-    if (!guard.budget || guard.signal?.aborted || !isRetryable(err, guard.method, guard.idempotent)) throw err;
-    const waitMs =
-      err.retryAfterMs !== undefined && Number.isFinite(err.retryAfterMs)
-        ? Math.max(0, Math.round(err.retryAfterMs))
-        : Math.round(guard.backoffMs * (0.5 + Math.random()));
-    const left = guard.deadlineAt - performance.now() - guard.reserveMs;
-    if (waitMs + MIN_ATTEMPT_MS > left) {
-      guard.onDecision?.({ kind: 'skipped', why: 'deadline', error: err });
-      throw err;
-    }
-    if (!guard.budget.tryAcquire()) {
-      guard.onDecision?.({ kind: 'skipped', why: 'budget', error: err });
-      throw err;
-    }
-    guard.onDecision?.({ kind: 'retry', waitMs, error: err });
-    if (waitMs > 0 && !(await sleep(waitMs, guard.signal))) throw err;
-    return attempt();
+  // Plain promise chaining, not async/await: on the happy path (every leg of every request) this
+  // adds one reaction to the attempt's promise and nothing else.
+  return attempt().then(undefined, (err: unknown) => retryAfterFailure(err, attempt, guard));
+}
+
+function retryAfterFailure<T>(err: unknown, attempt: () => Promise<T>, guard: RetryGuard): Promise<T> {
+  if (!guard.budget || guard.signal?.aborted || !isRetryable(err, guard.method, guard.idempotent)) return Promise.reject(err);
+  const waitMs =
+    err.retryAfterMs !== undefined && Number.isFinite(err.retryAfterMs)
+      ? Math.max(0, Math.round(err.retryAfterMs))
+      : Math.round(guard.backoffMs * (0.5 + Math.random()));
+  const left = guard.deadlineAt - performance.now() - guard.reserveMs;
+  if (waitMs + MIN_ATTEMPT_MS > left) {
+    guard.onDecision?.({ kind: 'skipped', why: 'deadline', error: err });
+    return Promise.reject(err);
   }
+  if (!guard.budget.tryAcquire()) {
+    guard.onDecision?.({ kind: 'skipped', why: 'budget', error: err });
+    return Promise.reject(err);
+  }
+  guard.onDecision?.({ kind: 'retry', waitMs, error: err });
+  if (waitMs === 0) return attempt();
+  return sleep(waitMs, guard.signal).then((slept) => (slept ? attempt() : Promise.reject(err)));
 }
 
 /** Resolves true after `ms`, or false as soon as `signal` aborts. */

@@ -1,0 +1,87 @@
+#!/usr/bin/env node
+/**
+ * Side-by-side comparison of gateway builds (or settings) and the bare ceiling: every variant is
+ * started once, then loaded in turn for a short slice, round after round, so each variant's
+ * figure is taken right beside the others' and a drift in machine speed (a shared host) hits
+ * them alike. Per round each variant's CPU per request is divided by the bare ceiling's from the
+ * same round; the medians of those ratios are what the CPU diet is judged on
+ * (bench/RESULTS.md, "CPU diet").
+ *
+ *   node bench/compare.js [--engines 1|3] [--rounds 8] [--seconds 2] [--connections 50] [--pin]
+ *        [--variant NAME=CLI_PATH[@GATEWAY_JSON]]...
+ *
+ * --pin puts the processes under test on CPU 1 and the load generator and engines on CPU 0.
+ * Without --variant it compares dist/cli/main.js with the bare ceiling.
+ */
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { throughput } from './lib/load.js';
+import { cpuMs, processTree, ROOT, startBare, startEngines, startGateway } from './lib/procs.js';
+
+const { values } = parseArgs({
+  options: {
+    engines: { type: 'string', default: '1' },
+    rounds: { type: 'string', default: '8' },
+    seconds: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '50' },
+    variant: { type: 'string', multiple: true, default: [] },
+    pin: { type: 'boolean', default: false },
+  },
+});
+const log = (line) => process.stdout.write(`${line}\n`);
+const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'retrieve', params: { query: 'rank fusion', k: 10 } });
+const verify = (text) => text.includes('"hits":[{') && !text.includes('"degraded"') && !text.includes('"error"');
+const variants = (values.variant.length > 0 ? values.variant : [`gateway=${path.join(ROOT, 'dist/cli/main.js')}`]).map((spec) => {
+  const eq = spec.indexOf('=');
+  const [cli, json] = spec.slice(eq + 1).split('@');
+  return { name: spec.slice(0, eq), cli: path.resolve(cli), gateway: json ? JSON.parse(json) : {} };
+});
+variants.push({ name: 'bare', bare: true });
+const pin = (pids, cpu) => {
+  if (!values.pin) return;
+  for (const pid of pids) execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
+};
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+pin([process.pid], 0);
+const engines = await startEngines(3);
+const urls = engines.urls.slice(0, Number(values.engines));
+try {
+  for (const v of variants) {
+    v.proc = v.bare ? await startBare(urls) : await startGateway(urls, { cli: v.cli, gateway: v.gateway });
+    v.pids = () => (v.bare ? [v.proc.pid] : processTree(v.proc.pid));
+    pin(v.pids(), 1);
+    v.target = { url: `${v.proc.url}/retrieve`, body, verify };
+    v.runs = [];
+    await throughput(v.target, { connections: Number(values.connections), seconds: 1 }); // warm-up
+  }
+  for (let round = 0; round < Number(values.rounds); round++) {
+    for (const v of variants) {
+      const before = cpuMs(v.pids());
+      const t = await throughput(v.target, { connections: Number(values.connections), seconds: Number(values.seconds) });
+      v.runs.push({ rps: t.rps, cpu: ((cpuMs(v.pids()) - before) * 1000) / t.requests, bad: t.bad });
+    }
+    const bare = variants.at(-1).runs[round];
+    log(
+      `round ${round + 1}: ${variants.map((v) => `${v.name} ${v.runs[round].cpu.toFixed(0)} µs (${(v.runs[round].cpu / bare.cpu).toFixed(2)})`).join(', ')}`,
+    );
+  }
+} finally {
+  for (const v of variants) await v.proc?.stop();
+  await engines.stop();
+}
+log('');
+const bare = variants.at(-1);
+for (const v of variants) {
+  const cpuRatio = median(v.runs.map((r, i) => r.cpu / bare.runs[i].cpu));
+  const rpsRatio = median(v.runs.map((r, i) => r.rps / bare.runs[i].rps));
+  const bad = v.runs.reduce((n, r) => n + r.bad, 0);
+  log(
+    `${v.name.padEnd(20)} ${median(v.runs.map((r) => r.rps))
+      .toFixed(0)
+      .padStart(6)} req/s ${median(v.runs.map((r) => r.cpu))
+      .toFixed(0)
+      .padStart(6)} µs/req   CPU ÷ bare ${cpuRatio.toFixed(2)}   req/s ÷ bare ${rpsRatio.toFixed(2)}${bad ? `   bad ${bad}` : ''}`,
+  );
+}

@@ -1,0 +1,136 @@
+#!/usr/bin/env node
+/**
+ * CPU per request of the gateway's own code, without sockets: a real Gateway and Session from
+ * dist/ over engines that answer from memory (each answer parsed from its JSON text, each
+ * request serialised, as a wire transport would), driven at a fixed concurrency. What is left
+ * when the kernel, the HTTP parser and the load generator are taken away: the part of the
+ * per-request cost the CPU diet works on (bench/RESULTS.md, "CPU diet").
+ *
+ *   node bench/core-cost.js [--engines 1] [--seconds 6] [--concurrency 32] [--hits 20]
+ *        [--delay-ms 0] [--dist DIR] [--against DIR]
+ *
+ * --delay-ms makes each engine answer after a timer, so requests interleave as they do under
+ * real load. --against loads a second build into the same process and alternates between the
+ * two in short slices (paired figures: a drift in machine speed hits both alike).
+ */
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
+import { ROOT } from './lib/procs.js';
+
+const { values } = parseArgs({
+  options: {
+    engines: { type: 'string', default: '1' },
+    seconds: { type: 'string', default: '6' },
+    concurrency: { type: 'string', default: '32' },
+    hits: { type: 'string', default: '20' },
+    'delay-ms': { type: 'string', default: '0' },
+    dist: { type: 'string', default: path.join(ROOT, 'dist') },
+    against: { type: 'string' },
+  },
+});
+const HITS = Number(values.hits);
+const DELAY_MS = Number(values['delay-ms']);
+const CAPS = { retrieve: { maxK: Math.max(100, HITS), modes: ['sparse'] }, streaming: {} };
+
+function cannedAnswer(e) {
+  const hits = [];
+  for (let rank = 0; rank < HITS; rank++) {
+    const doc = (rank * 3 + e * 7) % (2 * HITS);
+    hits.push({
+      id: `doc-${doc}`,
+      score: Number((20 - rank * 0.75).toFixed(2)),
+      text: `Document ${doc}: rank fusion across retrieval engines, answered by bench engine ${e} for the benchmark query.`,
+      citation: { uri: `bench://corpus/doc-${doc}` },
+    });
+  }
+  return JSON.stringify({ hits, usage: { candidates: HITS } });
+}
+
+/** Engines in memory: the request serialised, the canned answer parsed (now, or after the delay). */
+function memoryTransports(config) {
+  const e = Number(config.id.slice(1));
+  const answer = cannedAnswer(e);
+  const later = (value) =>
+    DELAY_MS > 0 ? new Promise((resolve) => setTimeout(() => resolve(value()), DELAY_MS)) : Promise.resolve(value());
+  return {
+    kind: 'http',
+    call(method, params) {
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+      if (method === 'initialize') {
+        return Promise.resolve({ protocolVersion: 1, server: { name: `mem-${e}`, version: '1' }, capabilities: CAPS });
+      }
+      return later(() => (method === 'retrieve' ? JSON.parse(answer) : {}));
+    },
+    notify() {},
+    close: () => Promise.resolve(),
+  };
+}
+
+async function build(distDir) {
+  const load = (file) => import(pathToFileURL(path.join(path.resolve(distDir), file)).href);
+  const { ConfigSchema } = await load('core/config/schema.js');
+  const { Gateway } = await load('core/gateway/gateway.js');
+  const { Session } = await load('core/session/session.js');
+  const { silentLogger } = await load('node/observability/log.js');
+  // What the CLI installs (native digests), when this build has them.
+  await load('node/crypto/digests.js').then(
+    (m) => m.useNodeDigests(),
+    () => undefined,
+  );
+  const config = ConfigSchema.parse({
+    engines: Array.from({ length: Number(values.engines) }, (_, i) => ({
+      id: `e${i}`,
+      transport: 'http',
+      url: `http://e${i}.invalid/rcp`,
+    })),
+    gateway: { logLevel: 'silent' },
+  });
+  const gateway = new Gateway(config, { logger: silentLogger(), transports: memoryTransports });
+  await gateway.start();
+  let id = 0;
+  const one = async () => {
+    const session = new Session(gateway, { transport: 'http', stateless: true });
+    const value = { jsonrpc: '2.0', id: ++id, method: 'retrieve', params: { query: 'rank fusion', k: 10 } };
+    const text = JSON.stringify(await session.handle({ value, headers: {} }));
+    if (!text.includes('"hits":[{')) throw new Error(`unexpected answer: ${text.slice(0, 300)}`);
+  };
+  return { name: path.relative(process.cwd(), path.resolve(distDir)) || distDir, gateway, one, cpu: 0, done: 0 };
+}
+
+async function drive(subject, ms) {
+  const until = performance.now() + ms;
+  let done = 0;
+  const cpu0 = process.cpuUsage();
+  await Promise.all(
+    Array.from({ length: Number(values.concurrency) }, async () => {
+      while (performance.now() < until) {
+        await subject.one();
+        done++;
+      }
+    }),
+  );
+  const cpu = process.cpuUsage(cpu0);
+  return { done, cpuUs: cpu.user + cpu.system };
+}
+
+const subjects = [await build(values.dist)];
+if (values.against) subjects.push(await build(values.against));
+for (const s of subjects) await drive(s, 1_000); // warm-up
+const slices = Math.max(1, Math.round((Number(values.seconds) * 1000) / 500));
+for (let i = 0; i < slices; i++) {
+  for (const s of i % 2 === 0 ? subjects : [...subjects].reverse()) {
+    const r = await drive(s, 500 / subjects.length);
+    s.cpu += r.cpuUs;
+    s.done += r.done;
+  }
+}
+const label = `${values.engines} engine(s), ${HITS} hits each, ${values.concurrency} concurrent${DELAY_MS > 0 ? `, engines answer after ${DELAY_MS} ms` : ''}`;
+for (const s of subjects) {
+  process.stdout.write(`core cost (${label}) ${s.name}: ${(s.cpu / s.done).toFixed(1)} µs CPU per request (${s.done} requests)\n`);
+}
+if (subjects.length === 2)
+  process.stdout.write(
+    `ratio ${subjects[0].name} ÷ ${subjects[1].name}: ${(subjects[0].cpu / subjects[0].done / (subjects[1].cpu / subjects[1].done)).toFixed(3)}\n`,
+  );
+for (const s of subjects) await s.gateway.stop();
