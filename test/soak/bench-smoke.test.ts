@@ -54,4 +54,30 @@ describe('bench harness (smoke)', () => {
     expect(out, out).toMatch(/^gateway CPU per request ≈ -?\d+ µs \+ -?[\d.]+ µs per upstream hit/m);
     expect(out, out).not.toContain('were not full results');
   }, 180_000);
+
+  it('the paired comparison prints each variant beside the bare ceiling', async () => {
+    const { code, out } = await runScript('bench/compare.js', ['--rounds', '2', '--seconds', '0.3', '--connections', '8']);
+    expect(code, out).toBe(0);
+    expect(out, out).toMatch(/^round 2: gateway \d+ µs \([\d.]+\), bare \d+ µs \(1\.00\)$/m);
+    expect(out, out).toMatch(/^gateway\s+\d+ req\/s\s+\d+ µs\/req\s+CPU ÷ bare [\d.]+\s+req\/s ÷ bare [\d.]+$/m);
+    expect(out, out).not.toContain('bad ');
+  }, 120_000);
+
+  it('the core cost runs a build against another in one process and prints both and their ratio', async () => {
+    const { code, out } = await runScript('bench/core-cost.js', [
+      '--seconds',
+      '0.5',
+      '--engines',
+      '3',
+      '--delay-ms',
+      '1',
+      '--against',
+      'dist',
+    ]);
+    expect(code, out).toBe(0);
+    expect(out, out).toMatch(
+      /^core cost \(3 engine\(s\), 20 hits each, 32 concurrent, engines answer after 1 ms\) dist: [\d.]+ µs CPU per request \(\d+ requests\)$/m,
+    );
+    expect(out, out).toMatch(/^ratio dist ÷ dist: [\d.]+$/m);
+  }, 60_000);
 });
