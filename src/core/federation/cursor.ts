@@ -52,8 +52,13 @@ export interface CursorPayload {
 
 /** The signing key: the configured secret, else one random key per process (replicas need a shared secret). */
 export function cursorKey(secret: string | undefined): Uint8Array {
-  return secret !== undefined ? new TextEncoder().encode(secret) : processKey();
+  if (secret === undefined) return processKey();
+  // The same secret comes back on every paged answer: encoded once, so the keyed MAC below is reused too.
+  if (lastSecret?.secret !== secret) lastSecret = { secret, key: new TextEncoder().encode(secret) };
+  return lastSecret.key;
 }
+
+let lastSecret: { secret: string; key: Uint8Array } | undefined;
 
 let randomKey: Uint8Array | undefined;
 function processKey(): Uint8Array {
@@ -66,8 +71,12 @@ const fromUtf8 = new TextDecoder('utf-8', { fatal: true }); // strict: invalid U
 
 /** HMAC-SHA256 truncated to MAC_BYTES (byte-identical to any other HMAC-SHA256, so cursors stay valid across runtimes). */
 function mac(key: Uint8Array, body: string): Uint8Array {
-  return hmac(sha256, key, utf8.encode(body)).subarray(0, MAC_BYTES);
+  // HMAC keyed once per key (its two padded key blocks hashed once) and cloned per cursor.
+  if (keyed?.key !== key) keyed = { key, state: hmac.create(sha256, key) };
+  return keyed.state.clone().update(utf8.encode(body)).digest().subarray(0, MAC_BYTES);
 }
+
+let keyed: { key: Uint8Array; state: ReturnType<typeof hmac.create> } | undefined;
 
 // The hash code is JavaScript: compile it at startup, not inside the first paginated request's deadline.
 mac(new Uint8Array(32), 'warm-up');
