@@ -245,6 +245,7 @@ async function main() {
 
   const ratio = (a, b) => (byLabel[a] && byLabel[b] ? byLabel[a].rps / byLabel[b].rps : NaN);
   ratios['B÷A'] = ratio('B', 'A');
+  ratios['B÷D1'] = ratio('B', 'D1');
   ratios['C÷D'] = ratio('C', 'D');
   ratios['C 2w÷1w'] = ratio('C2', 'C');
   if (byLabel.D1 && byLabel.A) {

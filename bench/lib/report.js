@@ -7,6 +7,7 @@ import os from 'node:os';
 
 export const TARGETS = {
   'B÷A': { min: 0.5, what: 'throughput, gateway hop vs engine direct (1 worker)' },
+  'B÷D1': { min: 0.8, what: 'throughput, gateway passthrough vs bare proxy ceiling' },
   'C÷D': { min: 0.8, what: 'throughput, full gateway vs bare ceiling' },
   'C 2w÷1w': { min: 1.7, what: 'throughput, 2 workers vs 1' },
   'fusion÷parse': { max: 0.2, what: 'RRF 5×1000 time vs JSON.parse of the same hits' },

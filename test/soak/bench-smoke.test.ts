@@ -14,7 +14,7 @@ const SCENARIOS = [
   'E SSE, progress relayed, 3 engines',
   'C with --workers 2',
 ];
-const RATIOS = ['B÷A', 'C÷D', 'C 2w÷1w', 'fusion÷parse', 'KB per SSE stream'];
+const RATIOS = ['B÷A', 'B÷D1', 'C÷D', 'C 2w÷1w', 'fusion÷parse', 'KB per SSE stream'];
 
 describe('bench harness (smoke)', () => {
   it('runs every scenario and prints every figure', async () => {
