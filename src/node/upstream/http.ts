@@ -44,8 +44,9 @@ export class HttpTransport implements UpstreamTransport {
     // SSE (and a per-leg token) only for an engine that advertised `streaming` (§5.2, §9).
     const token = options.stream === true ? nextProgressToken() : undefined;
     const outParams = token === undefined ? params : withProgressToken(params, token);
-    const body = JSON.stringify({ jsonrpc: '2.0', id, method, params: outParams });
     return new Promise<JsonObject>((resolve, reject) => {
+      // Inside the executor: params JSON cannot carry (a BigInt, a cycle) rejects the call, as any failure does.
+      const body = JSON.stringify({ jsonrpc: '2.0', id, method, params: outParams });
       // Bytes of this answer held in memory, counted against the gateway-wide budget until parsed.
       const hold = (this.options.budget ?? UNBOUNDED).open();
       const done = (): void => {
