@@ -135,6 +135,22 @@ describe.each(KINDS)('$name transport', (kind) => {
       expect(frames.map((f) => f.message)).toEqual(['halfway']);
     });
 
+    it('reads an SSE answer the engine chose for a call that asked for JSON', async () => {
+      const result = await open(`${fixture.url}/sse-unasked/${kind.name}`).call('retrieve', {}, OPTIONS);
+      expect(result).toEqual({ hits: [], unasked: true });
+    });
+
+    it('settles at the final SSE frame, drops the rest of the stream, and the next call gets a fresh connection', async () => {
+      const path = `/sse-then-more/${kind.name}`;
+      const closed = fixture.closedEarly(path);
+      const transport = open(`${fixture.url}${path}`);
+      await expect(transport.call('retrieve', {}, { ...OPTIONS, stream: true, onProgress: () => undefined })).resolves.toEqual({
+        hits: [],
+      });
+      await closed;
+      await expect(transport.call('ping', {}, OPTIONS)).resolves.toEqual({ again: true });
+    });
+
     it('posts a notification', async () => {
       shared.notify('notifications/cancel', { id: `never-sent-${kind.name}` });
       const cancel = await waitForEvent(engine.eventsFile, (e) => e.ev === 'cancel' && e.id === `never-sent-${kind.name}`);
@@ -317,6 +333,23 @@ async function startFixture(): Promise<FixtureServer> {
     if (url.startsWith('/endless/json')) {
       res.writeHead(200, { 'content-type': 'application/json' });
       return void res.write(`{"jsonrpc":"2.0","id":1,"result":{"pad":"${'x'.repeat(30_000)}`);
+    }
+    if (url.startsWith('/sse-unasked')) {
+      // An SSE answer to a call that asked for JSON: still an answer (§5.2 lets the server choose).
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      return void res.end(`data: ${JSON.stringify({ jsonrpc: '2.0', id: 1, result: { hits: [], unasked: true } })}\n\n`);
+    }
+    if (url.startsWith('/sse-then-more') && url.endsWith('/ping')) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify({ jsonrpc: '2.0', id: 2, result: { again: true } }));
+    }
+    if (url.startsWith('/sse-then-more')) {
+      // The final frame, then a stream that goes on: the client must stop reading and drop it.
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify({ jsonrpc: '2.0', id: 1, result: { hits: [] } })}\n\n`);
+      const more = setInterval(() => res.write(`: ${'x'.repeat(1_000)}\n\n`), 20);
+      res.on('close', () => clearInterval(more));
+      return;
     }
     if (url.startsWith('/endless/sse')) {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
