@@ -16,7 +16,12 @@ declare const Bun: {
   argv: string[];
   env: Record<string, string | undefined>;
   file(path: string): { text(): Promise<string> };
-  serve(options: { hostname: string; port: number; idleTimeout: number; fetch(request: Request): Promise<Response> }): {
+  serve(options: {
+    hostname: string;
+    port: number;
+    idleTimeout: number;
+    fetch(request: Request, server: { requestIP(request: Request): { address: string } | null }): Promise<Response>;
+  }): {
     hostname: string;
     port: number;
     stop(closeActiveConnections?: boolean): Promise<void>;
@@ -28,7 +33,12 @@ try {
   const logger = new ConsoleLogger(config.gateway.logLevel);
   const edge = new EdgeGateway({ config, logger });
   await edge.start();
-  const server = Bun.serve({ hostname: host, port, idleTimeout: 0, fetch: edge.fetch });
+  const server = Bun.serve({
+    hostname: host,
+    port,
+    idleTimeout: 0,
+    fetch: (request, bun) => edge.fetch(request, bun.requestIP(request)?.address),
+  });
   announceListening(logger, server.hostname, server.port, config.gateway.basePath);
   const stop = (): void => {
     const drained = Promise.race([server.stop(), new Promise((resolve) => setTimeout(resolve, config.gateway.drainTimeoutMs))]);

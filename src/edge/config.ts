@@ -54,6 +54,12 @@ function edgeRuleProblems(raw: unknown, rules: EdgeConfigRules): string[] {
     });
   }
   const gateway = isJsonObject(config.gateway) ? config.gateway : {};
+  const quotas = isJsonObject(gateway.quotas) ? gateway.quotas : {};
+  if (quotas.store === 'redis') {
+    problems.push(
+      'gateway.quotas.store: "redis" is served by the Node gateway only; at the edge quotas are counted per isolate or process (store "memory")',
+    );
+  }
   if (rules.requireCursorSecret && gateway.cursorSecret === undefined) {
     problems.push(
       'gateway.cursorSecret: required at the edge: every isolate must sign and verify pagination cursors with the same key (set it from a secret, e.g. "${RCPGW_CURSOR_SECRET}")',

@@ -21,7 +21,7 @@ declare const Deno: {
   readTextFile(path: string): Promise<string>;
   serve(
     options: { hostname: string; port: number; onListen(address: { hostname: string; port: number }): void },
-    handler: (request: Request) => Promise<Response>,
+    handler: (request: Request, info: { remoteAddr: { hostname: string } }) => Promise<Response>,
   ): DenoServer;
   addSignalListener(signal: 'SIGTERM' | 'SIGINT', handler: () => void): void;
   exit(code: number): never;
@@ -38,7 +38,7 @@ try {
       port,
       onListen: (address) => announceListening(logger, address.hostname, address.port, config.gateway.basePath),
     },
-    edge.fetch,
+    (request, info) => edge.fetch(request, info.remoteAddr.hostname),
   );
   const stop = (): void => {
     const drained = Promise.race([server.shutdown(), new Promise((resolve) => setTimeout(resolve, config.gateway.drainTimeoutMs))]);

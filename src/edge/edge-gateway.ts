@@ -1,9 +1,11 @@
 /**
  * The gateway on an edge runtime, the same for workerd, Deno and Bun: the core Gateway with the
  * fetch transport for every engine, served by the core's Hono app with the gateway-wide in-flight
- * cap, `/healthz` and `/readyz`, and one JSON request line per request. Engines are initialized
- * by the first request (an isolate has no start-up phase of its own); later requests share that
- * start. `/metrics` is not served: see docs/edge.md.
+ * cap, client authentication, tenant scoping, quotas and the audit line when the config turns
+ * them on (core/auth, as on Node; quotas are counted per isolate or process), `/healthz` and
+ * `/readyz`, and one JSON request line per request. Engines are initialized by the first request
+ * (an isolate has no start-up phase of its own); later requests share that start. `/metrics` is
+ * not served: see docs/edge.md.
  */
 import type { Hono } from 'hono';
 import type { GatewayConfig } from '../core/config/schema.js';
@@ -12,6 +14,7 @@ import { createHttpApp } from '../core/http/app.js';
 import { httpAppSettings } from '../core/http/app-settings.js';
 import { mountOpsRoutes, readiness } from '../core/http/health.js';
 import { AdmissionGate } from '../core/session/admission.js';
+import { AuthRuntime } from '../core/auth/runtime.js';
 import { FetchTransport } from '../core/upstream/fetch-transport.js';
 import { ReplicaTransport } from '../core/upstream/replicas.js';
 import type { TransportFactory } from '../core/upstream/transport.js';
@@ -27,6 +30,9 @@ export interface EdgeGatewayOptions {
   /** Handed every upstream exchange (workerd ties it to the request it runs in). */
   keepAlive?: (settled: Promise<unknown>) => void;
 }
+
+/** The client address a runtime saw for a request (per-address quotas, audit), keyed by the request itself. */
+const clientAddresses = new WeakMap<Request, string>();
 
 export class EdgeGateway {
   readonly gateway: Gateway;
@@ -47,12 +53,17 @@ export class EdgeGateway {
     };
     const version = typeof RCPGW_VERSION === 'undefined' ? undefined : RCPGW_VERSION;
     this.gateway = new Gateway(config, { logger, transports, ...(version !== undefined ? { version } : {}) });
-    const service = new LoggedService(this.gateway, logger, settings.logQueries);
+    const logged = new LoggedService(this.gateway, logger, settings.logQueries);
+    // The in-process rate store: each isolate (Workers) or process (Deno, Bun) counts its own quotas.
+    const auth = new AuthRuntime(settings, { logger, logQueries: () => settings.logQueries });
+    const guard = auth.httpGuard((c) => clientAddresses.get(c.req.raw));
+    const onFinished = auth.observe(logged.onFinished);
     const gate = new AdmissionGate(settings.maxInFlight);
-    this.app = createHttpApp(service, {
+    this.app = createHttpApp(auth.wrap(logged), {
       ...httpAppSettings(settings, gate),
+      ...(guard ? { guard } : {}),
       extend: (app) => mountOpsRoutes(app, { readiness: () => readiness(this.gateway.engines, false) }),
-      session: { onFinished: service.onFinished },
+      ...(onFinished ? { session: { onFinished } } : {}),
     });
   }
 
@@ -68,7 +79,9 @@ export class EdgeGateway {
     return this.started;
   }
 
-  readonly fetch = async (request: Request): Promise<Response> => {
+  /** Serve one request; `clientAddress` is the peer the runtime saw (per-address quotas and the audit line). */
+  readonly fetch = async (request: Request, clientAddress?: string): Promise<Response> => {
+    if (clientAddress !== undefined) clientAddresses.set(request, clientAddress);
     await this.start();
     return this.app.fetch(request);
   };

@@ -5,6 +5,7 @@
  */
 import type { GatewayConfig } from '../core/config/schema.js';
 import { ConfigError } from '../core/config/validate.js';
+import { unsafeBindReason } from '../core/auth/bind-policy.js';
 import { edgeConfig } from './config.js';
 
 export interface ServerStart {
@@ -36,7 +37,12 @@ export async function serverStart(
   // One process serves every request: its random cursor key is as good as Node's (set one for replicas).
   const config = edgeConfig(source, env, { requireCursorSecret: false }, file ?? 'RCPGW_CONFIG');
   const port = option('port');
-  return { config, host: option('host') ?? config.gateway.host, port: port !== undefined ? Number(port) : config.gateway.port };
+  const host = option('host') ?? config.gateway.host;
+  // As `rcp-gateway serve` does: no unauthenticated gateway on a non-loopback address unless told it is fronted.
+  if (args.includes('--allow-unauthenticated')) config.gateway.auth.allowUnauthenticated = true;
+  const unsafe = unsafeBindReason(host, config.gateway.auth);
+  if (unsafe !== undefined) throw new ConfigError([unsafe], file ?? 'RCPGW_CONFIG');
+  return { config, host, port: port !== undefined ? Number(port) : config.gateway.port };
 }
 
 /** The endpoint's URL, logged and printed (`rcp-gateway listening on <url>`) once the socket is bound. */

@@ -67,7 +67,8 @@ export default {
       }
       // The start outlives a first request whose client leaves early: later ones wait on it.
       ctx.waitUntil(served.start());
-      return served.fetch(request);
+      // Cloudflare sets (and overwrites) the connecting client's address; absent when run elsewhere.
+      return served.fetch(request, request.headers.get('cf-connecting-ip') ?? undefined);
     });
   },
 };

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { edgeConfig } from '../../src/edge/config.js';
+import { serverStart } from '../../src/edge/server-entry.js';
 import { ConfigError } from '../../src/core/config/validate.js';
 import { ConsoleLogger, type ConsoleSink } from '../../src/edge/console-logger.js';
 import { LATE_MS, installCarriedTimers, type TimerScope } from '../../src/edge/carried-timers.js';
@@ -62,6 +63,13 @@ describe('edge config', () => {
       'engines[0].url: expected an http(s) URL',
       expect.stringMatching(/^engines\[1\]\.transport: stdio engines cannot run at the edge/),
       expect.stringMatching(/^gateway\.cursorSecret: required at the edge/),
+    ]);
+  });
+
+  it('refuses the Redis quota store, which only the Node gateway has', () => {
+    const raw = { engines: [HTTP_ENGINE], gateway: { ...SECRET, quotas: { store: 'redis', redisUrl: 'redis://127.0.0.1:6379/0' } } };
+    expect(problemsOf(() => edgeConfig(raw, {}, RULES))).toEqual([
+      expect.stringMatching(/^gateway\.quotas\.store: "redis" is served by the Node gateway only/),
     ]);
   });
 
@@ -206,5 +214,38 @@ describe('carried timers', () => {
     env.clock.now += 400; // t = 6900: the next is due at 7000
     timers.catchUp();
     expect(ticks).toBe(5);
+  });
+});
+
+describe('Deno and Bun entries: the bind policy of `rcp-gateway serve`', () => {
+  const read = (text: string) => () => Promise.resolve(text);
+  const config = (gateway: Record<string, unknown> = {}): string => JSON.stringify({ engines: [HTTP_ENGINE], gateway });
+
+  it('serve on loopback with auth off', async () => {
+    const start = await serverStart(['--config', 'gw.json'], {}, read(config()));
+    expect(start.host).toBe('127.0.0.1');
+  });
+
+  it('refuse a non-loopback address with auth off, unless told an authenticating proxy fronts them', async () => {
+    const refused = await serverStart(['--config', 'gw.json', '--host', '0.0.0.0'], {}, read(config())).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(refused).toBeInstanceOf(ConfigError);
+    expect((refused as ConfigError).problems[0]).toMatch(/^refusing to serve on 0\.0\.0\.0 with client authentication off/);
+    const fronted = await serverStart(['--config', 'gw.json', '--host', '0.0.0.0', '--allow-unauthenticated'], {}, read(config()));
+    expect(fronted.host).toBe('0.0.0.0');
+    const configured = await serverStart(
+      ['--config', 'gw.json'],
+      {},
+      read(config({ host: '0.0.0.0', auth: { allowUnauthenticated: true } })),
+    );
+    expect(configured.host).toBe('0.0.0.0');
+  });
+
+  it('serve a non-loopback address with auth on', async () => {
+    const auth = { enabled: true, apiKeys: [{ id: 'k', hash: `sha256:${'0'.repeat(64)}` }] };
+    const start = await serverStart(['--config', 'gw.json', '--host', '0.0.0.0'], {}, read(config({ auth })));
+    expect(start.config.gateway.auth.enabled).toBe(true);
   });
 });
