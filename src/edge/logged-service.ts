@@ -6,6 +6,7 @@
  * the Node gateway writes. The edge has no metrics registry (docs/edge.md): these lines are what
  * a log pipeline counts.
  */
+import type { Principal } from '../core/auth/principal.js';
 import type { InitializeResult } from '../core/protocol/capabilities.js';
 import type { JsonObject } from '../core/protocol/jsonrpc.js';
 import type { CallContext, RcpService } from '../core/service/contract.js';
@@ -29,8 +30,8 @@ export class LoggedService implements RcpService {
     private readonly logQueries: boolean,
   ) {}
 
-  describe(): InitializeResult {
-    return this.inner.describe();
+  describe(principal?: Principal): InitializeResult {
+    return this.inner.describe(principal);
   }
 
   get defaultDeadlineMs(): number {

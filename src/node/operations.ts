@@ -142,7 +142,7 @@ export class Operations {
       // Hooks are needed before the gateway exists (its constructor takes them); calls come after attach().
       const gatewayOf = (): Gateway => this.requireGateway();
       const inner: RcpService = {
-        describe: () => gatewayOf().describe(),
+        describe: (principal) => gatewayOf().describe(principal),
         call: (method, params, ctx) => gatewayOf().call(method, params, ctx),
         get defaultDeadlineMs() {
           return gatewayOf().defaultDeadlineMs;

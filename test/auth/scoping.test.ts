@@ -23,7 +23,9 @@ const tenants = { 'team-a': { engines: ['web'], maxK: 3, maxDeadlineMs: 2_000 },
 
 beforeAll(async () => {
   web = await procs.engine(['--id', 'web']);
-  docs = await procs.engine(['--id', 'docs']);
+  // docs alone can embed: a principal scoped away from it must not be told the gateway embeds.
+  const docsCaps = { retrieve: { maxK: 50, modes: ['sparse'], scoreFloor: 0 }, streaming: {}, embed: { dimension: 4 } };
+  docs = await procs.engine(['--id', 'docs', '--caps', JSON.stringify(docsCaps)]);
   gw = await procs.gateway({
     engines: [
       { id: 'web', transport: 'http', url: web.url, writer: true },
@@ -54,6 +56,25 @@ interface Retrieved {
 }
 
 describe('engine scope', () => {
+  it('initialize and info advertise what the principal engines can do, nothing of the others (§15.6)', async () => {
+    interface Described {
+      capabilities: Record<string, unknown>;
+    }
+    const init = { protocolVersion: 1, client: { name: 'scope-test' }, capabilities: {} };
+    const alice = await rpc<Described>(gw.url, 'initialize', init, as('alice'));
+    expect(Object.keys(alice.result!.capabilities)).toContain('retrieve');
+    expect(alice.result!.capabilities).not.toHaveProperty('embed');
+    const aliceInfo = await rpc<Described>(gw.url, 'info', {}, as('alice'));
+    expect(aliceInfo.result!.capabilities).not.toHaveProperty('embed');
+    const bob = await rpc<Described>(gw.url, 'info', {}, as('bob'));
+    expect(bob.result!.capabilities).toHaveProperty('embed');
+    // Unadvertised to alice, so refused as such before any engine is chosen (§12 -32003).
+    const embed = await rpc(gw.url, 'embed', { inputs: ['wing'] }, as('alice'));
+    expect(embed.error).toMatchObject({ code: -32003 });
+    const bobEmbed = await rpc(gw.url, 'embed', { inputs: ['wing'] }, as('bob'));
+    expect(bobEmbed.error).toBeUndefined();
+  });
+
   it('catalog/list shows each principal only the engines it may use', async () => {
     const alice = await rpc<Catalog>(gw.url, 'catalog/list', {}, as('alice'));
     expect(alice.result!.engines.map((e) => e.id)).toEqual(['web']);

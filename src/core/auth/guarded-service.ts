@@ -11,6 +11,7 @@ import type { JsonObject } from '../protocol/jsonrpc.js';
 import type { CallContext, RcpService } from '../service/contract.js';
 import type { AuditLog } from './audit.js';
 import type { QuotaSettings } from './config.js';
+import type { Principal } from './principal.js';
 import { CONCURRENCY_RETRY_AFTER_MS, ConcurrencyCounter, type RateLimiter } from './quota.js';
 
 export function rateLimited(retryAfterMs: number, detail: string): RcpError {
@@ -26,8 +27,8 @@ export class GuardedService implements RcpService {
     private readonly audit: AuditLog | undefined,
   ) {}
 
-  describe(): InitializeResult {
-    return this.inner.describe();
+  describe(principal?: Principal): InitializeResult {
+    return this.inner.describe(principal);
   }
 
   get defaultDeadlineMs(): number {

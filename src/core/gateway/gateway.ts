@@ -20,6 +20,7 @@ import { methodHandler } from './methods.js';
 import { ExperimentRuntime } from '../experiments/runtime.js';
 import type { TransportFactory } from '../upstream/transport.js';
 import { scopeEngines, scopeSettings } from '../auth/scoping.js';
+import type { Principal } from '../auth/principal.js';
 
 export interface GatewayOptions {
   logger: Logger;
@@ -70,7 +71,7 @@ export class Gateway implements RcpService {
     return this.engineSet.stop();
   }
 
-  describe(): InitializeResult {
+  describe(principal?: Principal): InitializeResult {
     // Computed once engines are known and then kept: capabilities are fixed (§13.2). An engine
     // first coming up later widens the set for new sessions only.
     // An engine's capabilities, once learned, are never forgotten, so a count tells what changed
@@ -78,19 +79,36 @@ export class Gateway implements RcpService {
     let known = 0;
     for (const engine of this.engines) if (engine.capabilities !== undefined) known++;
     const revision = this.engineSet.revision;
-    if (!this.capabilitySet || known !== this.knownAtDescribe || revision !== this.revisionAtDescribe) {
+    if (known !== this.knownAtDescribe || revision !== this.revisionAtDescribe) {
       this.knownAtDescribe = known;
       this.revisionAtDescribe = revision;
-      const { name } = this.config.gateway;
-      this.capabilitySet = {
-        protocolVersion: PROTOCOL_VERSION,
-        server: this.options.version === undefined ? { name } : { name, version: this.options.version },
-        capabilities: deriveCapabilities(this.engines, this.config.gateway),
-        _meta: describeMeta(this.engines, this.config.gateway),
-      };
+      this.capabilitySet = undefined;
+      this.scopedSets.clear();
     }
-    return this.capabilitySet;
+    const scope = principal?.limits.engines;
+    if (scope === undefined) return (this.capabilitySet ??= this.describeEngines(this.engines));
+    // §15.6: a principal scoped to some engines is told what those engines can do, nothing more.
+    const key = scope.join('\u0000');
+    let scoped = this.scopedSets.get(key);
+    if (!scoped) {
+      scoped = this.describeEngines(scopeEngines(this.engines, principal));
+      this.scopedSets.set(key, scoped);
+    }
+    return scoped;
   }
+
+  private describeEngines(engines: readonly Engine[]): InitializeResult {
+    const { name } = this.config.gateway;
+    return {
+      protocolVersion: PROTOCOL_VERSION,
+      server: this.options.version === undefined ? { name } : { name, version: this.options.version },
+      capabilities: deriveCapabilities(engines, this.config.gateway),
+      _meta: describeMeta(engines, this.config.gateway),
+    };
+  }
+
+  /** Capability sets of engine scopes (principals' `limits.engines`), derived like the full one. */
+  private readonly scopedSets = new Map<string, InitializeResult>();
 
   /** How many engines had known capabilities, and which engine set, when the set was derived. */
   private knownAtDescribe = 0;

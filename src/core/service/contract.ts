@@ -45,8 +45,12 @@ export interface CallContext {
 }
 
 export interface RcpService {
-  /** The `initialize`/`info` result (§7.1, §7.2): identity, fixed capability set, `_meta`. */
-  describe(): InitializeResult;
+  /**
+   * The `initialize`/`info` result (§7.1, §7.2): identity, fixed capability set, `_meta`. With a
+   * principal scoped to some engines (core/auth), the set those engines give (§15.6: nothing of
+   * the engines outside its scope shows); wrappers pass the principal on.
+   */
+  describe(principal?: Principal): InitializeResult;
   /** Answer a gated method. Throw `RcpError` for protocol errors. */
   call(method: string, params: JsonObject, ctx: CallContext): Promise<JsonObject>;
   /** Default per-request deadline in ms. */

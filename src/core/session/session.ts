@@ -222,7 +222,7 @@ export class Session {
   }
 
   private describe(): InitializeResult {
-    return this.snapshot ?? this.service.describe();
+    return this.snapshot ?? this.service.describe(this.options.principal);
   }
 
   private initialize(id: RequestId, params: JsonObject): ResponseMessage {
@@ -233,7 +233,7 @@ export class Session {
     if (parsed.protocolVersion < 1) {
       throw new RcpError(ErrorCode.VersionMismatch, 'no common protocol version', { detail: 'server supports RCP/1' });
     }
-    const described = this.service.describe();
+    const described = this.service.describe(this.options.principal);
     if (!this.options.stateless) {
       this.initialized = true;
       this.snapshot = described;

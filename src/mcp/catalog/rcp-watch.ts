@@ -17,6 +17,7 @@
  */
 import { ErrorCode, RcpError } from '../../core/protocol/errors.js';
 import type { InitializeResult } from '../../core/protocol/capabilities.js';
+import type { Principal } from '../../core/auth/principal.js';
 import type { JsonObject } from '../../core/protocol/jsonrpc.js';
 import { abortReasonOf, type CallContext, type RcpService } from '../../core/service/contract.js';
 import type { CatalogEvent, CatalogSnapshot } from './snapshot.js';
@@ -28,7 +29,7 @@ const VENDOR_KEY = 'x-rcpgw';
 export class CatalogWatchService implements RcpService {
   private readonly open = new Set<(reason: string) => void>();
   private closed = false;
-  private described: { inner: InitializeResult; outer: InitializeResult } | undefined;
+  private readonly described = new WeakMap<InitializeResult, InitializeResult>();
 
   constructor(
     private readonly inner: RcpService,
@@ -39,17 +40,17 @@ export class CatalogWatchService implements RcpService {
     return this.inner.defaultDeadlineMs;
   }
 
-  describe(): InitializeResult {
-    const inner = this.inner.describe();
-    // describe() is on every request's path: the extended set is rebuilt only when the gateway's changes.
-    if (this.described?.inner !== inner) {
+  describe(principal?: Principal): InitializeResult {
+    const inner = this.inner.describe(principal);
+    // describe() is on every request's path: each set the gateway gives (the full one, each engine
+    // scope's) is extended once.
+    let outer = this.described.get(inner);
+    if (!outer) {
       const vendor = inner.capabilities[VENDOR_KEY] ?? {};
-      this.described = {
-        inner,
-        outer: { ...inner, capabilities: { ...inner.capabilities, [VENDOR_KEY]: { ...vendor, catalogWatch: {} } } },
-      };
+      outer = { ...inner, capabilities: { ...inner.capabilities, [VENDOR_KEY]: { ...vendor, catalogWatch: {} } } };
+      this.described.set(inner, outer);
     }
-    return this.described.outer;
+    return outer;
   }
 
   call(method: string, params: JsonObject, ctx: CallContext): Promise<JsonObject> {

@@ -8,6 +8,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { InitializeResult } from '../../core/protocol/capabilities.js';
+import type { Principal } from '../../core/auth/principal.js';
 import type { JsonObject, RequestId } from '../../core/protocol/jsonrpc.js';
 import type { CallContext, ProgressUpdate, RcpService } from '../../core/service/contract.js';
 import type { FinishedInfo } from '../../core/session/session.js';
@@ -45,8 +46,8 @@ export class ObservedService implements RcpService {
     private readonly options: ObservedServiceOptions,
   ) {}
 
-  describe(): InitializeResult {
-    return this.inner.describe();
+  describe(principal?: Principal): InitializeResult {
+    return this.inner.describe(principal);
   }
 
   get defaultDeadlineMs(): number {
