@@ -16,6 +16,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
+import { cannedHits } from './lib/canned-hits.js';
 import { ROOT } from './lib/procs.js';
 
 const { values } = parseArgs({
@@ -34,17 +35,7 @@ const DELAY_MS = Number(values['delay-ms']);
 const CAPS = { retrieve: { maxK: Math.max(100, HITS), modes: ['sparse'] }, streaming: {} };
 
 function cannedAnswer(e) {
-  const hits = [];
-  for (let rank = 0; rank < HITS; rank++) {
-    const doc = (rank * 3 + e * 7) % (2 * HITS);
-    hits.push({
-      id: `doc-${doc}`,
-      score: Number((20 - rank * 0.75).toFixed(2)),
-      text: `Document ${doc}: rank fusion across retrieval engines, answered by bench engine ${e} for the benchmark query.`,
-      citation: { uri: `bench://corpus/doc-${doc}` },
-    });
-  }
-  return JSON.stringify({ hits, usage: { candidates: HITS } });
+  return JSON.stringify({ hits: cannedHits(e, HITS), usage: { candidates: HITS } });
 }
 
 /** Engines in memory: the request serialised, the canned answer parsed (now, or after the delay). */

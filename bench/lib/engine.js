@@ -15,6 +15,7 @@
  */
 import http from 'node:http';
 import { parseArgs } from 'node:util';
+import { cannedHits } from './canned-hits.js';
 
 const { values } = parseArgs({
   options: {
@@ -29,27 +30,12 @@ const COUNT = Number(values.count);
 const FRAMES = Number(values.frames);
 const HITS = Number(values.hits);
 
-/** Engine `e`'s canned hits: ids overlap across engines (realistic fusion), ranks differ. */
-function cannedHits(e) {
-  const hits = [];
-  for (let rank = 0; rank < HITS; rank++) {
-    const doc = (rank * 3 + e * 7) % (2 * HITS);
-    hits.push({
-      id: `doc-${doc}`,
-      score: Number((20 - rank * 0.75).toFixed(2)),
-      text: `Document ${doc}: rank fusion across retrieval engines, answered by bench engine ${e} for the benchmark query.`,
-      citation: { uri: `bench://corpus/doc-${doc}` },
-    });
-  }
-  return hits;
-}
-
 const CAPS = { retrieve: { maxK: Math.max(100, HITS), modes: ['sparse'] }, streaming: {} };
 const ID_HEAD = Buffer.from('{"jsonrpc":"2.0","id":');
 
 /** Precomputed answer bytes for one engine; `id` is spliced between `head` and the tail. */
 function answers(e) {
-  const result = { hits: cannedHits(e), usage: { candidates: HITS } };
+  const result = { hits: cannedHits(e, HITS), usage: { candidates: HITS } };
   const retrieveTail = Buffer.from(`,"result":${JSON.stringify(result)}}`);
   const initTail = Buffer.from(
     `,"result":${JSON.stringify({ protocolVersion: 1, server: { name: `bench-engine-${e}`, version: '1' }, capabilities: CAPS })}}`,
