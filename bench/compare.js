@@ -38,9 +38,15 @@ const variants = (values.variant.length > 0 ? values.variant : [`gateway=${path.
   return { name: spec.slice(0, eq), cli: path.resolve(cli), gateway: json ? JSON.parse(json) : {} };
 });
 variants.push({ name: 'bare', bare: true });
+let pinning = values.pin;
 const pin = (pids, cpu) => {
-  if (!values.pin) return;
-  for (const pid of pids) execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
+  if (!pinning) return;
+  try {
+    for (const pid of pids) execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
+  } catch (err) {
+    pinning = false; // no taskset, or one CPU: measured unpinned, and said so
+    log(`not pinning (${err instanceof Error ? err.message.split('\n')[0] : String(err)})`);
+  }
 };
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
