@@ -40,12 +40,13 @@ const seconds = Number(values.seconds ?? 10);
 const PLAN = SMOKE
   ? { warmup: 0.1, seconds: 0.25, latencySeconds: 0.25, sampleInt: 50, connections: 8, latencyConnections: 4, streams: 50, fusionMs: 100 }
   : { warmup: 3, seconds, latencySeconds: seconds, sampleInt: 250, connections: 50, latencyConnections: 8, streams: 1000, fusionMs: 4000 };
-/** The memory run holds 1,000 calls open: lift the gateway's admission, per-engine and deadline limits. */
+/** The memory run holds 1,000 calls open from one address: lift the gateway's admission, per-address, per-engine and deadline limits. */
 const GATEWAY = JSON.parse(values.gateway);
 const CLI = values.cli ? { cli: path.resolve(values.cli) } : {};
 const MEMORY_GATEWAY = {
   ...GATEWAY,
   maxInFlight: 4096,
+  maxConnectionsPerIp: 4096,
   maxConcurrentPerEngine: 2048,
   maxQueuePerEngine: 2048,
   deadlineMs: 120_000,

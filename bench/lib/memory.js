@@ -81,13 +81,21 @@ export async function sseMemory({ gatewayUrl, gatewayPid, memFile, engines, engi
   engines.hold(true);
   const open = [];
   let first = 0;
+  // A stream that fails while the others are still opening is reported, not left as an unhandled rejection.
+  let failed;
   for (let i = 0; i < streams; i++) {
     const stream = openStream(`${gatewayUrl}/retrieve`, body, agent);
     stream.firstData.then(() => first++);
+    stream.done.catch((err) => {
+      failed ??= err;
+    });
     open.push(stream);
   }
   await until(
-    async () => first === streams && (await engines.held()) === streams * engineCount,
+    async () => {
+      if (failed) throw new Error(`a stream failed while ${streams} were being opened: ${failed.message}`);
+      return first === streams && (await engines.held()) === streams * engineCount;
+    },
     60_000,
     `${streams} open streams (${first} relayed a frame)`,
   );
