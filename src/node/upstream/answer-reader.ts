@@ -68,6 +68,9 @@ export class AnswerReader implements Dispatcher.DispatchHandler {
 
   onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
     if (this.settled) return true;
+    // undici hands informational answers (103 Early Hints, …) to the handler too; the real answer
+    // follows on the same request. Taking one for the answer made a later 200 fail as "HTTP 200".
+    if (statusCode < 200) return true;
     this.answering = true;
     this.status = statusCode;
     let contentType = '';

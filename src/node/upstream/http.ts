@@ -93,6 +93,9 @@ export class HttpTransport implements UpstreamTransport {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...this.options.headers },
         body,
+        // A notification (notifications/cancel, sent mostly to engines that are slow or hung) would
+        // otherwise hold its pooled connection until undici's 300 s defaults, starving the calls.
+        signal: AbortSignal.timeout(NOTIFY_TIMEOUT_MS),
       })
       .then((res) => res.body.dump())
       .catch(() => undefined);
@@ -104,6 +107,9 @@ export class HttpTransport implements UpstreamTransport {
 }
 
 const UNBOUNDED = new ByteBudget(Number.POSITIVE_INFINITY);
+
+/** How long a fire-and-forget notification may hold a connection: it gets no JSON-RPC answer (§4.5), only an HTTP status. */
+const NOTIFY_TIMEOUT_MS = 5_000;
 
 function abortedCall(signal: AbortSignal | undefined): UpstreamError {
   return new UpstreamError('aborted', `call aborted (${String(signal?.reason ?? 'abort')})`);
