@@ -4,7 +4,8 @@
  * sends informational answers, endless SSE lines, invalid UTF-8, malformed framing, answers
  * before reading the request, or never answers (calls and notifications). Every call must settle
  * exactly once, within its timeout, with the right reason, give its bytes back to the ByteBudget,
- * and leave the pool usable.
+ * and leave the pool usable. The real AnswerReader runs; a subclass only counts its settles.
+ * Over 300 lines: one raw server with a fault per request serves every case, and the cases share it.
  */
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';

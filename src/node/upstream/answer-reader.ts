@@ -160,7 +160,8 @@ export class AnswerReader implements Dispatcher.DispatchHandler {
 
   private text(): string {
     const { chunks } = this;
-    return (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, Math.min(this.size, this.limit))).toString('utf8');
+    // `size` also counts a chunk refused past the cap: the length comes from what was kept.
+    return (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
   }
 
   /** Mark settled (false when it already was); free the held bytes; drop the request if undici still has it. */
