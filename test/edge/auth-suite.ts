@@ -4,15 +4,14 @@
  * 401 with `WWW-Authenticate` and -32012 before any engine is asked; the configured key gets
  * its answer, scoped to its tenant's engines; every request leaves an audit line.
  */
-import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rpc } from '../support/http-client.js';
 import { readEvents, startHttpEngine, type EngineHandle } from '../support/processes.js';
+import { keyHash } from '../auth/support.js';
 import type { EdgeRuntime, EdgeServer } from './runtimes.js';
 
 const KEY = 'edge-key-5d1c9e7a3b';
 const SCOPED = 'edge-scoped-key-8f2a6c';
-const hashOf = (key: string): string => `sha256:${createHash('sha256').update(key).digest('hex')}`;
 
 export function edgeAuthSuite(runtime: EdgeRuntime): void {
   const title = `${runtime.name}: client authentication${runtime.unavailable ? ` (skipped: ${runtime.unavailable})` : ''}`;
@@ -34,8 +33,8 @@ export function edgeAuthSuite(runtime: EdgeRuntime): void {
           auth: {
             enabled: true,
             apiKeys: [
-              { id: 'reader', hash: hashOf(KEY), scopes: ['rcp:read'] },
-              { id: 'team-a-reader', hash: hashOf(SCOPED), tenant: 'team-a', scopes: ['rcp:read'] },
+              { id: 'reader', hash: keyHash(KEY), scopes: ['rcp:read'] },
+              { id: 'team-a-reader', hash: keyHash(SCOPED), tenant: 'team-a', scopes: ['rcp:read'] },
             ],
           },
           tenants: { 'team-a': { engines: ['docs'] } },

@@ -33,7 +33,6 @@ export interface GatewayOptions {
 
 export class Gateway implements RcpService {
   private readonly engineSet: EngineSet<Engine>;
-  private capabilitySet: InitializeResult | undefined;
   /** Live experiments' per-replica state (shadow gates, the report's tallies); idle without experiments. */
   private readonly experiments: ExperimentRuntime;
 
@@ -64,7 +63,7 @@ export class Gateway implements RcpService {
   /** Start every engine concurrently. Throws only when a `required` engine cannot start. */
   async start(): Promise<void> {
     await this.engineSet.start();
-    this.capabilitySet = undefined;
+    this.describedSets.clear();
   }
 
   stop(): Promise<void> {
@@ -82,19 +81,17 @@ export class Gateway implements RcpService {
     if (known !== this.knownAtDescribe || revision !== this.revisionAtDescribe) {
       this.knownAtDescribe = known;
       this.revisionAtDescribe = revision;
-      this.capabilitySet = undefined;
-      this.scopedSets.clear();
+      this.describedSets.clear();
     }
-    const scope = principal?.limits.engines;
-    if (scope === undefined) return (this.capabilitySet ??= this.describeEngines(this.engines));
     // §15.6: a principal scoped to some engines is told what those engines can do, nothing more.
-    const key = scope.join('\u0000');
-    let scoped = this.scopedSets.get(key);
-    if (!scoped) {
-      scoped = this.describeEngines(scopeEngines(this.engines, principal));
-      this.scopedSets.set(key, scoped);
+    const scope = principal?.limits.engines;
+    const key = scope === undefined ? undefined : scope.join('\u0000');
+    let described = this.describedSets.get(key);
+    if (!described) {
+      described = this.describeEngines(scopeEngines(this.engines, principal));
+      this.describedSets.set(key, described);
     }
-    return scoped;
+    return described;
   }
 
   private describeEngines(engines: readonly Engine[]): InitializeResult {
@@ -107,8 +104,8 @@ export class Gateway implements RcpService {
     };
   }
 
-  /** Capability sets of engine scopes (principals' `limits.engines`), derived like the full one. */
-  private readonly scopedSets = new Map<string, InitializeResult>();
+  /** The full capability set (key undefined) and each engine scope's (principals' `limits.engines`). */
+  private readonly describedSets = new Map<string | undefined, InitializeResult>();
 
   /** How many engines had known capabilities, and which engine set, when the set was derived. */
   private knownAtDescribe = 0;
