@@ -8,7 +8,11 @@
  * (bench/RESULTS.md, "CPU diet").
  *
  *   node bench/compare.js [--engines 1|3] [--rounds 8] [--seconds 2] [--connections 50] [--pin]
- *        [--variant NAME=CLI_PATH[@GATEWAY_JSON]]...
+ *        [--variant NAME=CLI_PATH[@GATEWAY_JSON]]... [--no-spec]
+ *
+ * Beside the variants and the bare ceiling runs the spec floor (bench/lib/spec-floor.js: the bare
+ * ceiling plus only the work RCP/1 requires of a gateway), so the gateway's excess over the bare
+ * ceiling splits into what the spec costs and what this gateway adds; --no-spec leaves it out.
  *
  * --pin puts the processes under test on CPU 1 and the load generator and engines on CPU 0.
  * Without --variant it compares dist/cli/main.js with the bare ceiling.
@@ -17,7 +21,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { throughput } from './lib/load.js';
-import { cpuMs, processTree, ROOT, startBare, startEngines, startGateway } from './lib/procs.js';
+import { cpuMs, processTree, ROOT, startBare, startEngines, startGateway, startSpecFloor } from './lib/procs.js';
 
 const { values } = parseArgs({
   options: {
@@ -27,6 +31,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '50' },
     variant: { type: 'string', multiple: true, default: [] },
     pin: { type: 'boolean', default: false },
+    spec: { type: 'boolean', default: true },
   },
 });
 const log = (line) => process.stdout.write(`${line}\n`);
@@ -37,6 +42,7 @@ const variants = (values.variant.length > 0 ? values.variant : [`gateway=${path.
   const [cli, json] = spec.slice(eq + 1).split('@');
   return { name: spec.slice(0, eq), cli: path.resolve(cli), gateway: json ? JSON.parse(json) : {} };
 });
+if (values.spec) variants.push({ name: 'spec floor', floor: true });
 variants.push({ name: 'bare', bare: true });
 let pinning = values.pin;
 const pin = (pids, cpu) => {
@@ -55,8 +61,12 @@ const engines = await startEngines(3);
 const urls = engines.urls.slice(0, Number(values.engines));
 try {
   for (const v of variants) {
-    v.proc = v.bare ? await startBare(urls) : await startGateway(urls, { cli: v.cli, gateway: v.gateway });
-    v.pids = () => (v.bare ? [v.proc.pid] : processTree(v.proc.pid));
+    v.proc = v.bare
+      ? await startBare(urls)
+      : v.floor
+        ? await startSpecFloor(urls)
+        : await startGateway(urls, { cli: v.cli, gateway: v.gateway });
+    v.pids = () => (v.bare || v.floor ? [v.proc.pid] : processTree(v.proc.pid));
     pin(v.pids(), 1);
     v.target = { url: `${v.proc.url}/retrieve`, body, verify };
     v.runs = [];
@@ -90,4 +100,12 @@ for (const v of variants) {
       .toFixed(0)
       .padStart(6)} µs/req   CPU ÷ bare ${cpuRatio.toFixed(2)}   req/s ÷ bare ${rpsRatio.toFixed(2)}${bad ? `   bad ${bad}` : ''}`,
   );
+}
+const floor = variants.find((v) => v.floor);
+if (floor) {
+  for (const v of variants.filter((x) => !x.floor && !x.bare)) {
+    const cpuRatio = median(v.runs.map((r, i) => r.cpu / floor.runs[i].cpu));
+    const rpsRatio = median(v.runs.map((r, i) => r.rps / floor.runs[i].rps));
+    log(`${v.name.padEnd(20)} against the spec floor: CPU ÷ floor ${cpuRatio.toFixed(2)}   req/s ÷ floor ${rpsRatio.toFixed(2)}`);
+  }
 }

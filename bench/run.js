@@ -3,7 +3,7 @@
  * `npm run bench`: every scenario against processes on loopback, figures printed and appended
  * to bench/RESULTS.md. See README.md (Performance).
  *
- *   node bench/run.js [--smoke] [--only A,B,D1,C,D,E,C2,mem,fusion] [--label TEXT] [--seconds N]
+ *   node bench/run.js [--smoke] [--only A,B,D1,F1,C,D,F,E,C2,mem,fusion] [--label TEXT] [--seconds N]
  *                     [--gateway JSON] [--cli PATH/cli.js] [--no-append] [--results FILE]
  *
  * --smoke runs every scenario for a fraction of a second (and 50 SSE streams instead of 1,000),
@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { fusionBench } from './lib/fusion.js';
 import { latency, throughput } from './lib/load.js';
 import { sseMemory } from './lib/memory.js';
-import { cpuMs, GC_HOOK_ARGS, processTree, ROOT, startBare, startEngines, startGateway } from './lib/procs.js';
+import { cpuMs, GC_HOOK_ARGS, processTree, ROOT, startBare, startEngines, startGateway, startSpecFloor } from './lib/procs.js';
 import { appendResults, machine, printTable, ratioLines, rowsOf } from './lib/report.js';
 
 const { values } = parseArgs({
@@ -35,7 +35,7 @@ const { values } = parseArgs({
   },
 });
 const SMOKE = values.smoke;
-const WANTED = new Set((values.only ?? 'A,B,D1,C,D,E,C2,mem,fusion').split(',').map((s) => s.trim()));
+const WANTED = new Set((values.only ?? 'A,B,D1,F1,C,D,F,E,C2,mem,fusion').split(',').map((s) => s.trim()));
 const seconds = Number(values.seconds ?? 10);
 const PLAN = SMOKE
   ? { warmup: 0.1, seconds: 0.25, latencySeconds: 0.25, sampleInt: 50, connections: 8, latencyConnections: 4, streams: 50, fusionMs: 100 }
@@ -179,6 +179,26 @@ async function main() {
         }
       });
     }
+    if (WANTED.has('F1')) {
+      byLabel.F1 = await guarded(results, 'F1 spec floor → 1 engine', async () => {
+        const floor = await startSpecFloor(engine0);
+        try {
+          return await measure('F1 spec floor → 1 engine', target(floor.url), () => [floor.pid]);
+        } finally {
+          await floor.stop();
+        }
+      });
+    }
+    if (WANTED.has('F')) {
+      byLabel.F = await guarded(results, 'F spec floor → 3 engines', async () => {
+        const floor = await startSpecFloor(engines.urls);
+        try {
+          return await measure('F spec floor → 3 engines', target(floor.url), () => [floor.pid]);
+        } finally {
+          await floor.stop();
+        }
+      });
+    }
     if (WANTED.has('C') || WANTED.has('E')) {
       const gw = await startGateway(engines.urls, { ...CLI, gateway: GATEWAY });
       try {
@@ -248,7 +268,14 @@ async function main() {
   ratios['B÷A'] = ratio('B', 'A');
   ratios['B÷D1'] = ratio('B', 'D1');
   ratios['C÷D'] = ratio('C', 'D');
+  ratios['B÷F1'] = ratio('B', 'F1');
+  ratios['C÷F'] = ratio('C', 'F');
   ratios['C 2w÷1w'] = ratio('C2', 'C');
+  if (byLabel.F1 && byLabel.D1) {
+    extra.push(
+      `the spec floor reaches ${ratio('F1', 'D1').toFixed(2)} of the bare proxy (F1÷D1) and ${byLabel.F && byLabel.D ? ratio('F', 'D').toFixed(2) : 'n/a'} of the bare fan-out (F÷D): the most any gateway doing what RCP/1 requires can reach against the bare ceilings`,
+    );
+  }
   if (byLabel.D1 && byLabel.A) {
     extra.push(
       `reference: the bare proxy D1 reaches ${(byLabel.D1.rps / byLabel.A.rps).toFixed(2)} of A (the ceiling of B÷A on this machine); B÷D1 = ${byLabel.B ? (byLabel.B.rps / byLabel.D1.rps).toFixed(2) : 'n/a'}`,

@@ -78,6 +78,12 @@ export async function startBare(engineUrls) {
   return { ...started, url: started.message.url };
 }
 
+/** The spec floor (bare fan-out plus the work RCP/1 requires of a gateway) in front of `engineUrls`. */
+export async function startSpecFloor(engineUrls) {
+  const started = await forkListening('bench/lib/spec-floor.js', ['--engines', engineUrls.join(',')]);
+  return { ...started, url: started.message.url };
+}
+
 /**
  * The gateway from dist/ (`serve --config FILE --port 0`), federating `engineUrls` over HTTP.
  * `gateway` overrides gateway settings; `workers` adds `--workers N`; `cli` runs another build.

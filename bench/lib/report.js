@@ -9,6 +9,8 @@ export const TARGETS = {
   'B÷A': { min: 0.5, what: 'throughput, gateway hop vs engine direct (1 worker)' },
   'B÷D1': { min: 0.8, what: 'throughput, gateway passthrough vs bare proxy ceiling' },
   'C÷D': { min: 0.8, what: 'throughput, full gateway vs bare ceiling' },
+  'B÷F1': { min: 0.8, what: 'throughput, gateway passthrough vs the spec floor (bare proxy + what RCP/1 requires)' },
+  'C÷F': { min: 0.8, what: 'throughput, full gateway vs the spec floor over 3 engines' },
   'C 2w÷1w': { min: 1.7, what: 'throughput, 2 workers vs 1' },
   'fusion÷parse': { max: 0.2, what: 'RRF 5×1000 time vs JSON.parse of the same hits' },
   'KB per SSE stream': { max: 50, what: 'gateway RSS per open SSE stream' },

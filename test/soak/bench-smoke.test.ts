@@ -9,12 +9,14 @@ const SCENARIOS = [
   'A client → engine',
   'B client → gateway → 1 engine',
   'D1 bare proxy → 1 engine',
+  'F1 spec floor → 1 engine',
+  'F spec floor → 3 engines',
   'C client → gateway → 3 engines',
   'D bare fan-out ceiling → 3 engines',
   'E SSE, progress relayed, 3 engines',
   'C with --workers 2',
 ];
-const RATIOS = ['B÷A', 'B÷D1', 'C÷D', 'C 2w÷1w', 'fusion÷parse', 'KB per SSE stream'];
+const RATIOS = ['B÷A', 'B÷D1', 'C÷D', 'B÷F1', 'C÷F', 'C 2w÷1w', 'fusion÷parse', 'KB per SSE stream'];
 
 describe('bench harness (smoke)', () => {
   it('runs every scenario and prints every figure', async () => {
@@ -55,11 +57,12 @@ describe('bench harness (smoke)', () => {
     expect(out, out).not.toContain('were not full results');
   }, 180_000);
 
-  it('the paired comparison prints each variant beside the bare ceiling', async () => {
+  it('the paired comparison prints each variant beside the spec floor and the bare ceiling', async () => {
     const { code, out } = await runScript('bench/compare.js', ['--rounds', '2', '--seconds', '0.3', '--connections', '8']);
     expect(code, out).toBe(0);
-    expect(out, out).toMatch(/^round 2: gateway \d+ µs \([\d.]+\), bare \d+ µs \(1\.00\)$/m);
+    expect(out, out).toMatch(/^round 2: gateway \d+ µs \([\d.]+\), spec floor \d+ µs \([\d.]+\), bare \d+ µs \(1\.00\)$/m);
     expect(out, out).toMatch(/^gateway\s+\d+ req\/s\s+\d+ µs\/req\s+CPU ÷ bare [\d.]+\s+req\/s ÷ bare [\d.]+$/m);
+    expect(out, out).toMatch(/^gateway\s+against the spec floor: CPU ÷ floor [\d.]+\s+req\/s ÷ floor [\d.]+$/m);
     expect(out, out).not.toContain('bad ');
   }, 120_000);
 

@@ -1,0 +1,157 @@
+#!/usr/bin/env node
+/**
+ * The spec floor: the bare fan-out ceiling (bare.js) plus only the per-request work RCP/1 asks
+ * of any federating gateway, done with the gateway's own pure functions from dist/ so it is no
+ * cheaper or dearer than the gateway's code for the same step. What it adds to bare.js:
+ *
+ * - the JSON-RPC envelope checked (§5) and `retrieve` params validated with the gateway's zod
+ *   schema (a bad request is -32602, §12), one request deadline timer, and the remaining budget
+ *   and the federation depth/path forwarded in `_meta` (§16.1, §16.2);
+ * - each engine's answer sanitised as untrusted input (§15.1, `sanitizeHits`);
+ * - fusion with dedup, deterministic ties and origin tags (§16.3, the gateway's `fuse`);
+ * - a signed pagination cursor when more hits exist (§10: `requestFingerprint` + `sealCursor`).
+ *
+ * What it leaves out is what this gateway adds beyond the spec: the HTTP framework, the session,
+ * breakers, limiters, retries, hedging, replicas, auth, quotas, experiments, logs, metrics, traces.
+ * So gateway ÷ spec floor is the cost of those, and spec floor ÷ bare the cost of the spec itself.
+ *
+ *   node bench/lib/spec-floor.js --engines URL[,URL…] [--connections 64] [--dist DIR]
+ *
+ * Reports `{type:'listening', url}` over IPC (or prints `{"listening":"url"}` without IPC).
+ */
+import http from 'node:http';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Pool } from 'undici';
+
+const { values } = parseArgs({
+  options: {
+    engines: { type: 'string' },
+    connections: { type: 'string', default: '64' },
+    host: { type: 'string', default: '127.0.0.1' },
+    dist: { type: 'string', default: path.join(import.meta.dirname, '../../dist') },
+  },
+});
+const load = (file) => import(pathToFileURL(path.join(path.resolve(values.dist), file)).href);
+const { RetrieveParamsSchema, parseParams } = await load('core/protocol/params.js');
+const { sanitizeHits } = await load('core/federation/sanitize.js');
+const { fuse } = await load('core/federation/fusion/fuse.js');
+const { cursorKey, requestFingerprint, sealCursor } = await load('core/federation/cursor.js');
+
+const SELF = 'spec-floor';
+const HEADROOM = 2;
+const DEADLINE_MS = 30_000;
+const CURSOR_TTL_MS = 600_000;
+const key = cursorKey(undefined);
+const engines = (values.engines ?? '')
+  .split(',')
+  .filter(Boolean)
+  .map((url, i) => {
+    const parsed = new URL(url);
+    return {
+      name: `e${i}`,
+      path: `${parsed.pathname.replace(/\/+$/, '')}/retrieve`,
+      pool: new Pool(parsed.origin, { connections: Number(values.connections), pipelining: 1, keepAliveTimeout: 30_000 }),
+    };
+  });
+let nextId = 1;
+
+async function ask(engine, params, signal) {
+  const { body } = await engine.pool.request({
+    path: engine.path,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'retrieve', params }),
+    signal,
+  });
+  const answer = await body.json();
+  const clean = sanitizeHits(answer.result, params.k);
+  if ('error' in clean) throw new Error(clean.error);
+  return { engine: engine.name, weight: 1, hits: clean.hits };
+}
+
+function reply(res, id, message) {
+  const out = JSON.stringify({ jsonrpc: '2.0', id, ...message });
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out) });
+  res.end(out);
+}
+
+async function retrieve(request) {
+  const params = parseParams(RetrieveParamsSchema, request.params ?? {});
+  const k = params.k ?? 10;
+  const started = performance.now();
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), DEADLINE_MS);
+  try {
+    const meta = params._meta ?? {};
+    const federation = meta.federation ?? {};
+    const legMeta = {
+      deadlineMs: DEADLINE_MS - Math.ceil(performance.now() - started) - 1,
+      federation: { depth: (federation.depth ?? 4) - 1, path: [...(federation.path ?? []), SELF] },
+    };
+    const lists = await Promise.all(
+      engines.map((e) => ask(e, { query: params.query, k: k * HEADROOM, _meta: legMeta }, controller.signal)),
+    );
+    const fused = fuse(lists, 'rrf', { k, rrfK: 60, dedup: 'id' });
+    const result = { hits: fused.hits, usage: { candidates: lists.reduce((n, l) => n + l.hits.length, 0) } };
+    if (fused.total > k) {
+      result.nextCursor = sealCursor(
+        {
+          method: 'retrieve',
+          fingerprint: requestFingerprint(params, 'x-rcpgw'),
+          expiresAt: Date.now() + CURSOR_TTL_MS,
+          position: {
+            kind: 'fused',
+            engines: lists.map((l) => l.engine),
+            depth: Object.fromEntries(lists.map((l) => [l.engine, k * HEADROOM])),
+            segment: 0,
+            offset: k,
+          },
+        },
+        key,
+      );
+    }
+    result._meta = { engines: lists.map((l) => l.engine) };
+    return result;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const server = http.createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
+  const chunks = [];
+  req.on('data', (chunk) => chunks.push(chunk));
+  req.on('end', () => {
+    let request;
+    try {
+      request = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      return reply(res, null, { error: { code: -32700, message: 'parse error' } });
+    }
+    // §5: a request is jsonrpc "2.0" with a string method and a string/number id.
+    const valid =
+      request !== null &&
+      typeof request === 'object' &&
+      request.jsonrpc === '2.0' &&
+      request.method === 'retrieve' &&
+      (typeof request.id === 'string' || typeof request.id === 'number');
+    if (!valid) return reply(res, null, { error: { code: -32600, message: 'invalid request' } });
+    retrieve(request).then(
+      (result) => reply(res, request.id, { result }),
+      (err) =>
+        reply(res, request.id, {
+          error: typeof err?.code === 'number' ? { code: err.code, message: err.message } : { code: -32603, message: 'upstream failed' },
+        }),
+    );
+  });
+});
+await new Promise((resolve) => server.listen(0, values.host, resolve));
+const url = `http://${values.host}:${server.address().port}/rcp`;
+if (process.send) {
+  process.on('disconnect', () => process.exit(0));
+  process.send({ type: 'listening', url });
+} else {
+  process.stdout.write(`${JSON.stringify({ listening: url })}\n`);
+}
+for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => process.exit(0));
