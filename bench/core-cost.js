@@ -64,9 +64,9 @@ async function build(distDir) {
   const { Gateway } = await load('core/gateway/gateway.js');
   const { Session } = await load('core/session/session.js');
   const { silentLogger } = await load('node/observability/log.js');
-  // What the CLI installs (native digests), when this build has them.
-  await load('node/crypto/digests.js').then(
-    (m) => m.useNodeDigests(),
+  // What the CLI installs (native cursor digests), when this build has them.
+  await load('node/crypto/cursor-digests.js').then(
+    async (m) => (await load('core/federation/cursor.js')).useCursorDigests(m.nodeCursorDigests),
     () => undefined,
   );
   const config = ConfigSchema.parse({

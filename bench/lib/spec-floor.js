@@ -6,7 +6,8 @@
  *
  * - the JSON-RPC envelope checked (§5) and `retrieve` params validated with the gateway's zod
  *   schema (a bad request is -32602, §12), one request deadline timer, and the remaining budget
- *   and the federation depth/path forwarded in `_meta` (§16.1, §16.2);
+ *   and the federation depth/path checked and forwarded in `_meta` (§16.1, §16.2);
+ * - partial failure (§16.2): a failed engine is skipped with a note, all failed is -32010;
  * - each engine's answer sanitised as untrusted input (§15.1, `sanitizeHits`);
  * - fusion with dedup, deterministic ties and origin tags (§16.3, the gateway's `fuse`);
  * - a signed pagination cursor when more hits exist (§10: `requestFingerprint` + `sealCursor`).
@@ -37,7 +38,12 @@ const load = (file) => import(pathToFileURL(path.join(path.resolve(values.dist),
 const { RetrieveParamsSchema, parseParams } = await load('core/protocol/params.js');
 const { sanitizeHits } = await load('core/federation/sanitize.js');
 const { fuse } = await load('core/federation/fusion/fuse.js');
-const { cursorKey, requestFingerprint, sealCursor } = await load('core/federation/cursor.js');
+const { cursorKey, requestFingerprint, sealCursor, useCursorDigests } = await load('core/federation/cursor.js');
+// The cursor digests the CLI installs, when this build has them.
+await load('node/crypto/cursor-digests.js').then(
+  (m) => useCursorDigests(m.nodeCursorDigests),
+  () => undefined,
+);
 
 const SELF = 'spec-floor';
 const HEADROOM = 2;
@@ -86,15 +92,29 @@ async function retrieve(request) {
   try {
     const meta = params._meta ?? {};
     const federation = meta.federation ?? {};
+    const depth = federation.depth ?? 3;
+    const path = federation.path ?? [];
+    // §16.1: no forwarding at depth 0, nor to a path this gateway is already on.
+    if (depth <= 0 || path.includes(SELF)) throw Object.assign(new Error('no engine may be asked'), { code: -32010 });
     const legMeta = {
       deadlineMs: DEADLINE_MS - Math.ceil(performance.now() - started) - 1,
-      federation: { depth: (federation.depth ?? 4) - 1, path: [...(federation.path ?? []), SELF] },
+      federation: { depth: depth - 1, path: [...path, SELF] },
     };
-    const lists = await Promise.all(
+    const legs = await Promise.allSettled(
       engines.map((e) => ask(e, { query: params.query, k: k * HEADROOM, _meta: legMeta }, controller.signal)),
     );
+    // §16.2 partial failure: a failed engine is skipped and noted; all failed is -32010, not an empty success.
+    const lists = [];
+    const notes = [];
+    for (let i = 0; i < legs.length; i++) {
+      if (legs[i].status === 'fulfilled') lists.push(legs[i].value);
+      else notes.push(`${engines[i].name}: failed`);
+    }
+    if (lists.length === 0) throw Object.assign(new Error('every engine failed'), { code: -32010 });
     const fused = fuse(lists, 'rrf', { k, rrfK: 60, dedup: 'id' });
-    const result = { hits: fused.hits, usage: { candidates: lists.reduce((n, l) => n + l.hits.length, 0) } };
+    const usage = { candidates: lists.reduce((n, l) => n + l.hits.length, 0) };
+    if (notes.length > 0) usage.notes = notes;
+    const result = { hits: fused.hits, usage };
     if (fused.total > k) {
       result.nextCursor = sealCursor(
         {

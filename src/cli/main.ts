@@ -16,6 +16,8 @@ import { Operations } from '../node/operations.js';
 import { ByteBudget } from '../node/upstream/byte-budget.js';
 import { nodeTransportsWithin } from '../node/upstream/factory.js';
 import { PACKAGE_VERSION } from '../node/version.js';
+import { useCursorDigests } from '../core/federation/cursor.js';
+import { nodeCursorDigests } from '../node/crypto/cursor-digests.js';
 import { nodeAuth } from '../node/auth/wiring.js';
 import { unsafeBindReason } from '../core/auth/bind-policy.js';
 import { announceListening, isGatewayWorker, parseWorkers, runPrimary, workerCursorSecret, workerPort } from '../node/server/cluster.js';
@@ -268,6 +270,7 @@ async function stdio(argv: string[]): Promise<void> {
 
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
+  useCursorDigests(nodeCursorDigests); // same cursors as the portable code, for less CPU
   switch (command) {
     case 'serve':
       return serve(rest);

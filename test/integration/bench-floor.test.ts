@@ -35,19 +35,19 @@ let engines: EngineHandle[] = [];
 let gateway: GatewayHandle;
 let floor: { url: string; stop: () => Promise<number | null> };
 
+async function startFloor(urls: string[]): Promise<{ url: string; stop: () => Promise<number | null> }> {
+  const { proc, out } = spawnCaptured(process.execPath, [path.join(REPO_ROOT, 'bench/lib/spec-floor.js'), '--engines', urls.join(',')], {});
+  const m = await waitForLine(proc, /^\{"listening":"(http:[^"]+)"\}$/, out, 10_000, 'spec floor');
+  return { url: m[1]!, stop: () => stopChild(proc) };
+}
+
 beforeAll(async () => {
   engines = await Promise.all([startHttpEngine(['--id', 'floor-a']), startHttpEngine(['--id', 'floor-b', '--reverse'])]);
   // The floor names its engines e0, e1… in the order given; the gateway's ids match.
   gateway = await startGateway({
     config: { engines: engines.map((e, i) => ({ id: `e${i}`, transport: 'http', url: e.url })), gateway: { logLevel: 'warn' } },
   });
-  const { proc, out } = spawnCaptured(
-    process.execPath,
-    [path.join(REPO_ROOT, 'bench/lib/spec-floor.js'), '--engines', engines.map((e) => e.url).join(',')],
-    {},
-  );
-  const m = await waitForLine(proc, /^\{"listening":"(http:[^"]+)"\}$/, out, 10_000, 'spec floor');
-  floor = { url: m[1]!, stop: () => stopChild(proc) };
+  floor = await startFloor(engines.map((e) => e.url));
 }, 60_000);
 
 afterAll(async () => {
@@ -90,6 +90,22 @@ describe('the spec floor does the work RCP/1 requires, as the gateway does it', 
     for (const params of [{ query: 'q', k: -1 }, { k: 3 }, { query: 'q', k: 'ten' }]) {
       expect((await rpc(floor.url, 'retrieve', params)).error?.code).toBe(-32602);
       expect((await rpc(gateway.url, 'retrieve', params)).error?.code).toBe(-32602);
+    }
+  });
+});
+
+describe('the spec floor fails as §16.2 asks', () => {
+  it('skips a dead engine with a note, and answers -32010 when every engine is dead', async () => {
+    const dead = 'http://127.0.0.1:9/rcp'; // the discard port: nothing listens there on loopback
+    const partial = await startFloor([engines[0]!.url, dead]);
+    const none = await startFloor([dead]);
+    try {
+      const thin = await rpc<Page & { usage: { notes?: string[] } }>(partial.url, 'retrieve', { query: 'gateway', k: 5 });
+      expect(thin.result?.hits.length).toBeGreaterThan(0);
+      expect(thin.result?.usage.notes).toEqual(['e1: failed']);
+      expect((await rpc(none.url, 'retrieve', { query: 'gateway', k: 5 })).error?.code).toBe(-32010);
+    } finally {
+      await Promise.all([partial.stop(), none.stop()]);
     }
   });
 });

@@ -5,7 +5,16 @@
  */
 import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { cursorKey, openCursor, requestFingerprint, sealCursor, type CursorPayload } from '../../src/core/federation/cursor.js';
+import {
+  cursorKey,
+  openCursor,
+  portableCursorDigests,
+  requestFingerprint,
+  sealCursor,
+  useCursorDigests,
+  type CursorPayload,
+} from '../../src/core/federation/cursor.js';
+import { nodeCursorDigests } from '../../src/node/crypto/cursor-digests.js';
 import { dedupKey } from '../../src/core/federation/fusion/dedup.js';
 import { traceContext } from '../../src/core/federation/trace.js';
 
@@ -42,6 +51,53 @@ describe('portable hashing matches node:crypto', () => {
     const text = '  The  same\ntext ünïcode ';
     const expected = `sha1:${createHash('sha1').update('The same text ünïcode').digest('base64url')}`;
     expect(dedupKey({ id: 'x', score: 1, text }, 'content-hash')).toBe(expected);
+  });
+});
+
+describe('native cursor digests (what the CLI installs on Node) give the portable bytes', () => {
+  const texts = ['', 'a', 'naïve café ü', 'x'.repeat(239), '\u{1F600} emoji', 'lone \uD800 surrogate', '{"k":3,"query":"q"}'];
+  const keys = [cursorKey(SECRET), new Uint8Array(0), new Uint8Array(100).fill(9)];
+
+  it('encode, MAC and digest each text identically', () => {
+    for (const text of texts) {
+      expect(nodeCursorDigests.encodeText(text), text).toBe(portableCursorDigests.encodeText(text));
+      expect(nodeCursorDigests.digest(text), text).toBe(portableCursorDigests.digest(text));
+      for (const key of keys) expect(nodeCursorDigests.mac(key, text, 16), text).toBe(portableCursorDigests.mac(key, text, 16));
+    }
+  });
+
+  it('cursors and fingerprints made under either open under the other', () => {
+    const params = { query: 'naïve café', k: 3 };
+    const key = cursorKey(SECRET);
+    const make = () => {
+      const fingerprint = requestFingerprint(params, 'x-rcpgw');
+      const payload: CursorPayload = {
+        method: 'retrieve',
+        fingerprint,
+        expiresAt: 2_000_000_000_000,
+        position: { kind: 'fused', engines: ['a', 'ü'], depth: { a: 6, ü: 4 }, segment: 1, offset: 2 },
+      };
+      return { fingerprint, payload, token: sealCursor(payload, key) };
+    };
+    const portable = make();
+    try {
+      useCursorDigests(nodeCursorDigests);
+      const native = make();
+      expect(native.token).toBe(portable.token);
+      expect(native.fingerprint).toBe(portable.fingerprint);
+      expect(openCursor(portable.token, key, { method: 'retrieve', fingerprint: native.fingerprint }, 1_000)).toEqual(portable.payload);
+      expect(() =>
+        openCursor(
+          `${portable.token.slice(0, -1)}${portable.token.endsWith('A') ? 'B' : 'A'}`,
+          key,
+          { method: 'retrieve', fingerprint: native.fingerprint },
+          1_000,
+        ),
+      ).toThrow(/signature/);
+    } finally {
+      useCursorDigests(portableCursorDigests);
+    }
+    expect(openCursor(portable.token, key, { method: 'retrieve', fingerprint: portable.fingerprint }, 1_000)).toEqual(portable.payload);
   });
 });
 

@@ -69,23 +69,48 @@ function processKey(): Uint8Array {
 const utf8 = new TextEncoder();
 const fromUtf8 = new TextDecoder('utf-8', { fatal: true }); // strict: invalid UTF-8 is not a cursor
 
-/** HMAC-SHA256 truncated to MAC_BYTES (byte-identical to any other HMAC-SHA256, so cursors stay valid across runtimes). */
-function mac(key: Uint8Array, body: string): Uint8Array {
-  // HMAC keyed once per key (its two padded key blocks hashed once) and cloned per cursor.
-  if (keyed?.key !== key) keyed = { key, state: hmac.create(sha256, key) };
-  return keyed.state.clone().update(utf8.encode(body)).digest().subarray(0, MAC_BYTES);
+/**
+ * The hashing and encoding behind cursors and fingerprints. The default is portable JavaScript
+ * (@noble/hashes, @scure/base: any runtime); a runtime with native ones installs them at start
+ * (`useCursorDigests`, Node: node/crypto/cursor-digests.ts), and they must give the same bytes,
+ * so cursors stay valid across runtimes and versions (test/unit/portable-crypto.test.ts).
+ */
+export interface CursorDigests {
+  /** base64url, unpadded, of the UTF-8 bytes of `text`. */
+  encodeText(text: string): string;
+  /** The first `bytes` bytes of HMAC-SHA256(key, UTF-8 of `text`), base64url unpadded. */
+  mac(key: Uint8Array, text: string, bytes: number): string;
+  /** SHA-256 of the UTF-8 of `text`, base64url unpadded. */
+  digest(text: string): string;
 }
 
 let keyed: { key: Uint8Array; state: ReturnType<typeof hmac.create> } | undefined;
 
-// The hash code is JavaScript: compile it at startup, not inside the first paginated request's deadline.
-mac(new Uint8Array(32), 'warm-up');
+export const portableCursorDigests: CursorDigests = {
+  encodeText: (text) => base64urlnopad.encode(utf8.encode(text)),
+  mac: (key, text, bytes) => {
+    // HMAC keyed once per key (its two padded key blocks hashed once) and cloned per cursor.
+    if (keyed?.key !== key) keyed = { key, state: hmac.create(sha256, key) };
+    return base64urlnopad.encode(keyed.state.clone().update(utf8.encode(text)).digest().subarray(0, bytes));
+  },
+  digest: (text) => base64urlnopad.encode(sha256(utf8.encode(text))),
+};
 
-/** Constant-time comparison: the time taken does not reveal how many leading bytes matched. */
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+let digests = portableCursorDigests;
+
+/** Install native digests (same bytes as the portable ones, fewer microseconds per cursor). */
+export function useCursorDigests(native: CursorDigests): void {
+  digests = native;
+}
+
+// The portable hash code is JavaScript: compile it at startup, not inside the first paginated request's deadline.
+portableCursorDigests.mac(new Uint8Array(32), 'warm-up', MAC_BYTES);
+
+/** Constant-time comparison: the time taken does not reveal how many leading characters matched. */
+function sameText(a: string, b: string): boolean {
   if (a.length !== b.length) return false;
   let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
   return diff === 0;
 }
 
@@ -99,8 +124,8 @@ function decodeBase64url(text: string): Uint8Array | undefined {
 }
 
 export function sealCursor(payload: CursorPayload, key: Uint8Array): string {
-  const body = base64urlnopad.encode(utf8.encode(JSON.stringify({ v: VERSION, ...payload })));
-  return `${body}.${base64urlnopad.encode(mac(key, body))}`;
+  const body = digests.encodeText(JSON.stringify({ v: VERSION, ...payload }));
+  return `${body}.${digests.mac(key, body, MAC_BYTES)}`;
 }
 
 function invalidCursor(detail: string): RcpError {
@@ -119,7 +144,7 @@ export function openCursor(
   const body = token.slice(0, dot);
   // The MAC is compared as the exact text this gateway would issue (its canonical encoding), not
   // after a lenient decode: only one spelling of a cursor verifies.
-  if (!sameBytes(utf8.encode(token.slice(dot + 1)), utf8.encode(base64urlnopad.encode(mac(key, body))))) {
+  if (!sameText(token.slice(dot + 1), digests.mac(key, body, MAC_BYTES))) {
     throw invalidCursor('cursor signature does not verify (forged, corrupted, or issued under another key)');
   }
   let decoded: unknown;
@@ -180,7 +205,7 @@ export function requestFingerprint(params: JsonObject, vendorKey: string): strin
   const { cursor: _cursor, _meta, ...rest } = params;
   const vendor = isJsonObject(_meta) ? _meta[vendorKey] : undefined;
   const canonical = canonicalJson(vendor === undefined ? rest : { ...rest, [`_meta.${vendorKey}`]: vendor });
-  return base64urlnopad.encode(sha256(utf8.encode(canonical))).slice(0, 22);
+  return digests.digest(canonical).slice(0, 22);
 }
 
 /** JSON with object keys sorted, so equal values always hash equally. */
