@@ -6,7 +6,7 @@
  * process serves both, so the same engines answer both. Latency is measured by
  * bench/shadow-latency.js, not asserted here.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCranfieldEval } from '../../src/demo/eval/cranfield.js';
@@ -84,7 +84,11 @@ describe('shadow experiment through gateway processes', () => {
       const r = (await rpc<Report>(gateway.url, 'x-rcpgw/experiments', {})).result!.experiments[0]!.shadow;
       return r && r.pairs + r.skipped.budget + r.skipped.concurrency === QUERIES.length ? r : undefined;
     });
-    const shadowCalls = readEvents(stuck.eventsFile).filter((e) => e.ev === 'request' && e.method === 'retrieve');
+    // A pair is counted when the shadow call ends at its deadline, not when the engine logs the
+    // request, which a busy engine may do later: wait until it has logged as many as were counted.
+    const shadowRequests = () => readEvents(stuck.eventsFile).filter((e) => e.ev === 'request' && e.method === 'retrieve');
+    await waitUntil('the shadow engine to log its calls', () => shadowRequests().length >= report.pairs);
+    const shadowCalls = shadowRequests();
     console.log(
       `shadow: ${report.pairs} pairs, skipped ${JSON.stringify(report.skipped)}, ${shadowCalls.length} calls to the shadow engine`,
     );
@@ -93,10 +97,14 @@ describe('shadow experiment through gateway processes', () => {
     expect(report.pairs).toBeGreaterThan(0);
     expect(report.shadowErrors).toBe(report.pairs);
     expect(report.primaryErrors).toBe(0);
-    const lines = readFileSync(comparisonsFile, 'utf8')
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    // The gateway appends comparisons through a write stream, so a line may reach the file after
+    // its pair was counted: wait for as many complete lines as pairs.
+    const comparisons = (): string[] => {
+      const text = existsSync(comparisonsFile) ? readFileSync(comparisonsFile, 'utf8') : '';
+      return text.split('\n').slice(0, -1); // the part after the last newline is empty or still being written
+    };
+    await waitUntil('the comparison lines to be written', () => comparisons().length >= report.pairs);
+    const lines = comparisons().map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines).toHaveLength(report.pairs);
     expect(lines[0]).toMatchObject({ experiment: 'stuck-shadow', primary: 'fused', shadow: 'stuck', shadowError: true, k: 10 });
     const metrics = await (await fetch(new URL('/metrics', gateway.url))).text();

@@ -50,6 +50,20 @@ async function settle(): Promise<void> {
   expect(pong.result).toEqual({ nonce: 'settle' });
 }
 
+/**
+ * A retrieve answered by engine s alone. s reads its stdin in order and logs a cancel as it reads
+ * it, so once this is answered, any cancel the gateway wrote to s while handling an earlier client
+ * message is in s's log: a check that s got no cancel is settled, not early.
+ */
+async function throughS(): Promise<void> {
+  const reply = await client.request<RetrieveResult>('retrieve', {
+    query: 'retrieval barrier',
+    k: 1,
+    _meta: { 'x-rcpgw': { engines: ['s'] } },
+  });
+  expect(reply.result?._meta.engines).toEqual(['s']);
+}
+
 function responsesFor(id: string | number): unknown[] {
   return client.messages.filter((m) => m.id === id && ('result' in m || 'error' in m));
 }
@@ -119,7 +133,9 @@ describe('notifications/cancel over stdio (§7.14)', () => {
       await waitForEvent(h.eventsFile, (e) => e.ev === 'abort' && e.id === liveRequest.id);
     }
     await settle();
-    // The leg that had answered was left alone.
+    // The leg that had answered was left alone. Over stdio, a wrong cancel would be written with the
+    // live leg's abort but read by s on its own time: go through s before looking.
+    if (answered === 's') await throughS();
     const untouched = readEvents(files[answered]).filter((e) => (e.ev === 'cancel' || e.ev === 'abort') && e.id === answeredRequest.id);
     expect(untouched).toEqual([]);
     expect(responsesFor(id)).toHaveLength(1);
@@ -133,6 +149,9 @@ describe('notifications/cancel over stdio (§7.14)', () => {
     client.notify('notifications/cancel', { id: 'done-1' });
     await settle();
     expect(responsesFor('done-1')).toHaveLength(1);
+    // A cancel wrongly passed on to s would be read by s on its own time: go through s before looking.
+    // (Engine h cannot log an abort here: its HTTP exchange was complete before the client's cancel.)
+    await throughS();
     const sRequest = readEvents(sEvents).find((e) => e.ev === 'request' && e.params?.query === query)!;
     expect(readEvents(sEvents).some((e) => e.ev === 'cancel' && e.id === sRequest.id)).toBe(false);
     const hRequest = readEvents(h.eventsFile).find((e) => e.ev === 'request' && e.params?.query === query)!;
