@@ -8,11 +8,12 @@
  * (bench/RESULTS.md, "CPU diet").
  *
  *   node bench/compare.js [--engines 1|3] [--rounds 8] [--seconds 2] [--connections 50] [--pin]
- *        [--variant NAME=CLI_PATH[@GATEWAY_JSON]]... [--no-spec]
+ *        [--variant NAME=CLI_PATH[@GATEWAY_JSON]]... [--no-spec] [--floor-variant NAME=STEP[,STEP…]]...
  *
  * Beside the variants and the bare ceiling runs the spec floor (bench/lib/spec-floor.js: the bare
  * ceiling plus only the work RCP/1 requires of a gateway), so the gateway's excess over the bare
  * ceiling splits into what the spec costs and what this gateway adds; --no-spec leaves it out.
+ * --floor-variant adds a spec floor with steps left out (spec-floor.js --skip), pricing each.
  *
  * --pin puts the processes under test on CPU 1 and the load generator and engines on CPU 0.
  * Without --variant it compares dist/cli/main.js with the bare ceiling.
@@ -32,6 +33,7 @@ const { values } = parseArgs({
     variant: { type: 'string', multiple: true, default: [] },
     pin: { type: 'boolean', default: false },
     spec: { type: 'boolean', default: true },
+    'floor-variant': { type: 'string', multiple: true, default: [] },
   },
 });
 const log = (line) => process.stdout.write(`${line}\n`);
@@ -42,7 +44,18 @@ const variants = (values.variant.length > 0 ? values.variant : [`gateway=${path.
   const [cli, json] = spec.slice(eq + 1).split('@');
   return { name: spec.slice(0, eq), cli: path.resolve(cli), gateway: json ? JSON.parse(json) : {} };
 });
-if (values.spec) variants.push({ name: 'spec floor', floor: true });
+for (const spec of values['floor-variant']) {
+  const eq = spec.indexOf('=');
+  variants.push({
+    name: spec.slice(0, eq),
+    floor: true,
+    skip: spec
+      .slice(eq + 1)
+      .split(',')
+      .filter(Boolean),
+  });
+}
+if (values.spec) variants.push({ name: 'spec floor', floor: true, skip: [] });
 variants.push({ name: 'bare', bare: true });
 let pinning = values.pin;
 const pin = (pids, cpu) => {
@@ -64,7 +77,7 @@ try {
     v.proc = v.bare
       ? await startBare(urls)
       : v.floor
-        ? await startSpecFloor(urls)
+        ? await startSpecFloor(urls, { skip: v.skip })
         : await startGateway(urls, { cli: v.cli, gateway: v.gateway });
     v.pids = () => (v.bare || v.floor ? [v.proc.pid] : processTree(v.proc.pid));
     pin(v.pids(), 1);
@@ -101,9 +114,9 @@ for (const v of variants) {
       .padStart(6)} µs/req   CPU ÷ bare ${cpuRatio.toFixed(2)}   req/s ÷ bare ${rpsRatio.toFixed(2)}${bad ? `   bad ${bad}` : ''}`,
   );
 }
-const floor = variants.find((v) => v.floor);
+const floor = variants.find((v) => v.floor && v.skip.length === 0);
 if (floor) {
-  for (const v of variants.filter((x) => !x.floor && !x.bare)) {
+  for (const v of variants.filter((x) => x !== floor && !x.bare)) {
     const cpuRatio = median(v.runs.map((r, i) => r.cpu / floor.runs[i].cpu));
     const rpsRatio = median(v.runs.map((r, i) => r.rps / floor.runs[i].rps));
     log(`${v.name.padEnd(20)} against the spec floor: CPU ÷ floor ${cpuRatio.toFixed(2)}   req/s ÷ floor ${rpsRatio.toFixed(2)}`);

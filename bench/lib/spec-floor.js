@@ -17,6 +17,11 @@
  * So gateway ÷ spec floor is the cost of those, and spec floor ÷ bare the cost of the spec itself.
  *
  *   node bench/lib/spec-floor.js --engines URL[,URL…] [--connections 64] [--dist DIR]
+ *        [--skip validate,deadline,sanitize,fuse,cursor]
+ *
+ * --skip leaves steps out, to price each (bench/compare.js --floor-variant): `validate` (zod),
+ * `deadline` (timer, abort signal, `_meta` forwarding, loop checks), `sanitize`, `fuse` (the
+ * gateway's fuse replaced by bare.js's few-line RRF), `cursor`. Skipping all five is bare.js.
  *
  * Reports `{type:'listening', url}` over IPC (or prints `{"listening":"url"}` without IPC).
  */
@@ -32,8 +37,13 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '64' },
     host: { type: 'string', default: '127.0.0.1' },
     dist: { type: 'string', default: path.join(import.meta.dirname, '../../dist') },
+    skip: { type: 'string', default: '' },
   },
 });
+const SKIP = new Set(values.skip.split(',').filter(Boolean));
+for (const step of SKIP) {
+  if (!['validate', 'deadline', 'sanitize', 'fuse', 'cursor'].includes(step)) throw new Error(`--skip: unknown step ${step}`);
+}
 const load = (file) => import(pathToFileURL(path.join(path.resolve(values.dist), file)).href);
 const { RetrieveParamsSchema, parseParams } = await load('core/protocol/params.js');
 const { sanitizeHits } = await load('core/federation/sanitize.js');
@@ -72,6 +82,7 @@ async function ask(engine, params, signal) {
     signal,
   });
   const answer = await body.json();
+  if (SKIP.has('sanitize')) return { engine: engine.name, weight: 1, hits: answer.result.hits };
   const clean = sanitizeHits(answer.result, params.k);
   if ('error' in clean) throw new Error(clean.error);
   return { engine: engine.name, weight: 1, hits: clean.hits };
@@ -83,9 +94,30 @@ function reply(res, id, message) {
   res.end(out);
 }
 
+/** bare.js's RRF, for `--skip fuse`: no dedup policy, tie order, origin tags or merged meta. */
+function bareRrf(lists, k) {
+  const fused = new Map();
+  for (const list of lists) {
+    for (let rank = 0; rank < list.hits.length; rank++) {
+      const hit = list.hits[rank];
+      const entry = fused.get(hit.id);
+      const score = 1 / (60 + rank + 1);
+      if (entry) entry.score += score;
+      else fused.set(hit.id, { hit, score, engine: list.engine, rank: rank + 1 });
+    }
+  }
+  const hits = [...fused.values()]
+    .sort((a, b) => b.score - a.score)
+    .slice(0, k)
+    .map((entry) => ({ ...entry.hit, score: entry.score, meta: { engine: entry.engine, engineRank: entry.rank } }));
+  return { hits, total: fused.size };
+}
+
 async function retrieve(request) {
-  const params = parseParams(RetrieveParamsSchema, request.params ?? {});
+  const params = SKIP.has('validate') ? (request.params ?? {}) : parseParams(RetrieveParamsSchema, request.params ?? {});
   const k = params.k ?? 10;
+  if (SKIP.has('deadline'))
+    return answer(params, k, await Promise.allSettled(engines.map((e) => ask(e, { query: params.query, k: k * HEADROOM }))));
   const started = performance.now();
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), DEADLINE_MS);
@@ -103,40 +135,44 @@ async function retrieve(request) {
     const legs = await Promise.allSettled(
       engines.map((e) => ask(e, { query: params.query, k: k * HEADROOM, _meta: legMeta }, controller.signal)),
     );
-    // §16.2 partial failure: a failed engine is skipped and noted; all failed is -32010, not an empty success.
-    const lists = [];
-    const notes = [];
-    for (let i = 0; i < legs.length; i++) {
-      if (legs[i].status === 'fulfilled') lists.push(legs[i].value);
-      else notes.push(`${engines[i].name}: failed`);
-    }
-    if (lists.length === 0) throw Object.assign(new Error('every engine failed'), { code: -32010 });
-    const fused = fuse(lists, 'rrf', { k, rrfK: 60, dedup: 'id' });
-    const usage = { candidates: lists.reduce((n, l) => n + l.hits.length, 0) };
-    if (notes.length > 0) usage.notes = notes;
-    const result = { hits: fused.hits, usage };
-    if (fused.total > k) {
-      result.nextCursor = sealCursor(
-        {
-          method: 'retrieve',
-          fingerprint: requestFingerprint(params, 'x-rcpgw'),
-          expiresAt: Date.now() + CURSOR_TTL_MS,
-          position: {
-            kind: 'fused',
-            engines: lists.map((l) => l.engine),
-            depth: Object.fromEntries(lists.map((l) => [l.engine, k * HEADROOM])),
-            segment: 0,
-            offset: k,
-          },
-        },
-        key,
-      );
-    }
-    result._meta = { engines: lists.map((l) => l.engine) };
-    return result;
+    return answer(params, k, legs);
   } finally {
     clearTimeout(timer);
   }
+}
+
+function answer(params, k, legs) {
+  // §16.2 partial failure: a failed engine is skipped and noted; all failed is -32010, not an empty success.
+  const lists = [];
+  const notes = [];
+  for (let i = 0; i < legs.length; i++) {
+    if (legs[i].status === 'fulfilled') lists.push(legs[i].value);
+    else notes.push(`${engines[i].name}: failed`);
+  }
+  if (lists.length === 0) throw Object.assign(new Error('every engine failed'), { code: -32010 });
+  const fused = SKIP.has('fuse') ? bareRrf(lists, k) : fuse(lists, 'rrf', { k, rrfK: 60, dedup: 'id' });
+  const usage = { candidates: lists.reduce((n, l) => n + l.hits.length, 0) };
+  if (notes.length > 0) usage.notes = notes;
+  const result = { hits: fused.hits, usage };
+  if (fused.total > k && !SKIP.has('cursor')) {
+    result.nextCursor = sealCursor(
+      {
+        method: 'retrieve',
+        fingerprint: requestFingerprint(params, 'x-rcpgw'),
+        expiresAt: Date.now() + CURSOR_TTL_MS,
+        position: {
+          kind: 'fused',
+          engines: lists.map((l) => l.engine),
+          depth: Object.fromEntries(lists.map((l) => [l.engine, k * HEADROOM])),
+          segment: 0,
+          offset: k,
+        },
+      },
+      key,
+    );
+  }
+  result._meta = { engines: lists.map((l) => l.engine) };
+  return result;
 }
 
 const server = http.createServer({ keepAliveTimeout: 60_000 }, (req, res) => {

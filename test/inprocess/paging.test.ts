@@ -147,3 +147,31 @@ describe('cursor integrity', () => {
     expect(err.data?.engines).toEqual(['paged']);
   });
 });
+
+describe('gateway.pagination off', () => {
+  it('advertises no pagination, seals no cursor, refuses a cursor (-32602), and drops a routed engine cursor', async () => {
+    const { deep, paged } = engines();
+    const lister = new FakeEngine('lister', {
+      capabilities: { 'x-list': {} },
+      methods: { 'x-list/items': () => ({ items: ['one'], nextCursor: 'engine-cursor' }) },
+    });
+    const on = await startInProcess([deep, paged], { gateway: SETTINGS });
+    const issued = ((await on.call('retrieve', { query: 'q', k: 3 })) as unknown as Page).nextCursor!;
+    expect(on.gateway.describe().capabilities).toHaveProperty('pagination');
+    await on.stop();
+
+    running = await startInProcess([deep, paged, lister], { gateway: { ...SETTINGS, pagination: false } });
+    expect(running.gateway.describe().capabilities).not.toHaveProperty('pagination');
+    const first = (await running.call('retrieve', { query: 'q', k: 3 })) as unknown as Page;
+    expect(first.hits).toHaveLength(3);
+    expect(first).not.toHaveProperty('nextCursor'); // 54 hits exist: only the setting leaves the cursor out
+    // Even a cursor this gateway's key would verify is refused: pagination is simply not offered.
+    const err = await rejection(running.call('retrieve', { query: 'q', k: 3, cursor: issued }));
+    expect(err.code).toBe(-32602);
+    expect(err.data).toMatchObject({ field: 'cursor' });
+    expect((await rejection(running.call('x-list/items', { cursor: 'x' }))).code).toBe(-32602);
+    const routed = await running.call('x-list/items', {});
+    expect(routed.items).toEqual(['one']);
+    expect(routed).not.toHaveProperty('nextCursor');
+  });
+});

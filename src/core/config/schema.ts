@@ -225,6 +225,13 @@ export const GatewaySchema = z.strictObject({
   routes: z.record(z.string(), RouteSchema).default({}),
   /** Write every index/add and index/delete to every writable engine. */
   broadcastWrites: z.boolean().default(false),
+  /**
+   * Whether the gateway offers pagination (§10): the `pagination` capability, a signed
+   * `nextCursor` on results with more hits, and `cursor` accepted. Off, no cursor is made (each
+   * costs a fingerprint, an HMAC and their encoding per answer: docs/performance.md) and a
+   * `cursor` param is -32602; for clients that only ever take the top k.
+   */
+  pagination: z.boolean().default(true),
   /** Secret for signing pagination cursors; a random per-process key when absent (set it when running replicas). */
   cursorSecret: z.string().min(16).optional(),
   cursorTtlMs: positiveInt.default(3_600_000),

@@ -42,7 +42,7 @@ export function deriveCapabilities(engines: readonly Engine[], settings: Gateway
     caps.retrieve = advertisedRetrieve(fanout, settings);
     const filter = optionSupport(fanout.map((engine) => engine.capabilities!)).filter;
     if (filter) caps.filter = { ...filter };
-    caps.pagination = {};
+    if (settings.pagination) caps.pagination = {};
   }
   caps.catalog = { engines: engines.length };
   caps.streaming = {};

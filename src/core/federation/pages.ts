@@ -40,10 +40,18 @@ export interface Resume extends FusedPosition {
 export function resumeFrom(method: string, params: JsonObject, fed: FederationContext): Resume | undefined {
   const token = params.cursor;
   if (typeof token !== 'string' || token.length === 0) return undefined;
+  refuseWithoutPagination(fed);
   const fingerprint = requestFingerprint(params, VENDOR_KEY);
   const payload = openCursor(token, cursorKey(fed.settings.cursorSecret), { method, fingerprint });
   if (payload.position.kind !== 'fused') throw RcpError.invalidParams('cursor', 'not a cursor for a fused result');
   return { ...payload.position, fingerprint };
+}
+
+/** §10: a `cursor` is only meaningful where `pagination` is advertised; off, it is -32602. */
+export function refuseWithoutPagination(fed: FederationContext): void {
+  if (!fed.settings.pagination) {
+    throw RcpError.invalidParams('cursor', 'this gateway does not offer pagination (gateway.pagination is off)');
+  }
 }
 
 /** One engine's leg of a paged fan-out. */
@@ -137,7 +145,8 @@ export async function servePage(input: PageInput, ctx: CallContext, fed: Federat
   );
 
   let nextCursor: string | undefined;
-  if (page.next) {
+  // §10: a cursor only while `pagination` is advertised.
+  if (page.next && fed.settings.pagination) {
     nextCursor = sealCursor(
       {
         method: input.method,

@@ -23,6 +23,7 @@ import type { Engine } from '../upstream/engine.js';
 import { unwrapHandle, wrapHandle } from './affinity.js';
 import type { FederationContext } from './context.js';
 import { cursorKey, openCursor, requestFingerprint, sealCursor } from './cursor.js';
+import { refuseWithoutPagination } from './pages.js';
 import { legScope, onPath, relayLog, requireHopBudget, runLeg, stripGatewayMeta } from './leg.js';
 import { optionError, optionRequirements, unmetRequirement } from './options.js';
 import { progressFrom, withBoundedProgress } from './progress.js';
@@ -70,6 +71,7 @@ export function routeCandidates(method: string, params: JsonObject, ctx: CallCon
 
   // A gateway cursor of a routed result names the engine whose own cursor it wraps (§10).
   if (typeof params.cursor === 'string' && params.cursor.length > 0) {
+    refuseWithoutPagination(fed);
     const payload = openCursor(params.cursor, cursorKey(fed.settings.cursorSecret), {
       method,
       fingerprint: requestFingerprint(params, VENDOR_KEY),
@@ -206,7 +208,7 @@ function finishRouted(method: string, params: JsonObject, result: JsonObject, se
   const { engine, route, tried, notes } = served;
   const out: JsonObject = { ...result };
   if (MEMORY_METHODS.has(method) && typeof out.memoryId === 'string') out.memoryId = wrapHandle(engine.id, out.memoryId);
-  if (typeof out.nextCursor === 'string' && out.nextCursor.length > 0) {
+  if (typeof out.nextCursor === 'string' && out.nextCursor.length > 0 && fed.settings.pagination) {
     // The engine's cursor only means something to that engine: wrap it so the next page comes back here.
     out.nextCursor = sealCursor(
       {
