@@ -273,7 +273,7 @@ async function main() {
   ratios['C 2w÷1w'] = ratio('C2', 'C');
   if (byLabel.F1 && byLabel.D1) {
     extra.push(
-      `the spec floor reaches ${ratio('F1', 'D1').toFixed(2)} of the bare proxy (F1÷D1) and ${byLabel.F && byLabel.D ? ratio('F', 'D').toFixed(2) : 'n/a'} of the bare fan-out (F÷D): the most any gateway doing what RCP/1 requires can reach against the bare ceilings`,
+      `the spec floor reaches ${ratio('F1', 'D1').toFixed(2)} of the bare proxy (F1÷D1) and ${byLabel.F && byLabel.D ? ratio('F', 'D').toFixed(2) : 'n/a'} of the bare fan-out (F÷D): the most a gateway doing what RCP/1 requires with these functions reaches against the bare ceilings`,
     );
   }
   if (byLabel.D1 && byLabel.A) {
