@@ -280,7 +280,12 @@ export function edgeSuite(runtime: EdgeRuntime): void {
       expect(refused.error?.code).toBe(-32010);
       expect(JSON.stringify(refused.error?.data)).toContain('circuit-open');
       expect(readEvents(engines.flaky.eventsFile).filter((e) => e.ev === 'request' && e.method === 'retrieve').length).toBe(sentBefore);
-      const opened = logLines(edge.output()).find((l) => l.msg === 'circuit breaker transition' && l.engine === 'flaky' && l.to === 'open');
+      // The transition's log line reaches the runtime's output asynchronously: wait for it.
+      const opened = await eventually(
+        async () => logLines(edge.output()).find((l) => l.msg === 'circuit breaker transition' && l.engine === 'flaky' && l.to === 'open'),
+        10_000,
+        'the breaker transition log line',
+      );
       expect(opened).toMatchObject({ level: 40, from: 'closed' });
       // Recovered: after the reset timeout a trial call goes through and closes the breaker.
       behave();
