@@ -5,8 +5,9 @@
  * cheaper or dearer than the gateway's code for the same step. What it adds to bare.js:
  *
  * - the JSON-RPC envelope checked (§5) and `retrieve` params validated with the gateway's zod
- *   schema (a bad request is -32602, §12), one request deadline timer, and the remaining budget
- *   and the federation depth/path checked and forwarded in `_meta` (§16.1, §16.2);
+ *   schema (a bad request is -32602, §12), one request deadline timer that cuts every leg still
+ *   out when it fires, and the remaining budget and the federation depth/path checked and
+ *   forwarded in `_meta` (§16.1, §16.2);
  * - partial failure (§16.2): a failed engine is skipped with a note, all failed is -32010;
  * - each engine's answer sanitised as untrusted input (§15.1, `sanitizeHits`);
  * - fusion with dedup, deterministic ties and origin tags (§16.3, the gateway's `fuse`);
@@ -17,11 +18,16 @@
  * So gateway ÷ spec floor is the cost of those, and spec floor ÷ bare the cost of the spec itself.
  *
  *   node bench/lib/spec-floor.js --engines URL[,URL…] [--connections 64] [--dist DIR]
- *        [--skip validate,deadline,sanitize,fuse,cursor]
+ *        [--skip validate,deadline,sanitize,fuse,cursor] [--deadline-ms 30000]
  *
  * --skip leaves steps out, to price each (bench/compare.js --floor-variant): `validate` (zod),
- * `deadline` (timer, abort signal, `_meta` forwarding, loop checks), `sanitize`, `fuse` (the
+ * `deadline` (timer, cuttable legs, `_meta` forwarding, loop checks), `sanitize`, `fuse` (the
  * gateway's fuse replaced by bare.js's few-line RRF), `cursor`. Skipping all five is bare.js.
+ *
+ * The deadline is priced at its cheapest, as the gateway pays it: each leg goes through
+ * `Pool.dispatch` with one small handler that can be cut (as src/node/upstream/answer-reader.ts
+ * does), and one timer per request cuts them all; no AbortController or signal listener per leg.
+ * With `deadline` skipped a leg is `Pool.request` + `body.json()`, exactly as in bare.js.
  *
  * Reports `{type:'listening', url}` over IPC (or prints `{"listening":"url"}` without IPC).
  */
@@ -38,6 +44,7 @@ const { values } = parseArgs({
     host: { type: 'string', default: '127.0.0.1' },
     dist: { type: 'string', default: path.join(import.meta.dirname, '../../dist') },
     skip: { type: 'string', default: '' },
+    'deadline-ms': { type: 'string', default: '30000' },
   },
 });
 const SKIP = new Set(values.skip.split(',').filter(Boolean));
@@ -57,7 +64,7 @@ await load('node/crypto/cursor-digests.js').then(
 
 const SELF = 'spec-floor';
 const HEADROOM = 2;
-const DEADLINE_MS = 30_000;
+const DEADLINE_MS = Number(values['deadline-ms']);
 const CURSOR_TTL_MS = 600_000;
 const key = cursorKey(undefined);
 const engines = (values.engines ?? '')
@@ -73,15 +80,81 @@ const engines = (values.engines ?? '')
   });
 let nextId = 1;
 
-async function ask(engine, params, signal) {
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+/** bare.js's leg, for `--skip deadline`: nothing can cut it. */
+async function askUncuttable(engine, params) {
   const { body } = await engine.pool.request({
     path: engine.path,
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: JSON_HEADERS,
     body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'retrieve', params }),
-    signal,
   });
-  const answer = await body.json();
+  return listOf(engine, params, await body.json());
+}
+
+/** One leg off undici's dispatcher that the request's deadline can cut (`cut`). */
+class Leg {
+  constructor(resolve, reject) {
+    this.resolve = resolve;
+    this.reject = reject;
+    this.done = false;
+    this.status = 0;
+    this.chunks = [];
+    this.abort = undefined;
+  }
+  onConnect(abort) {
+    this.abort = abort;
+    if (this.done) abort(new Error('cut'));
+  }
+  onHeaders(status) {
+    this.status = status;
+    return true;
+  }
+  onData(chunk) {
+    this.chunks.push(chunk);
+    return true;
+  }
+  onComplete() {
+    if (this.done) return;
+    this.done = true;
+    if (this.status !== 200) return this.reject(new Error(`HTTP ${this.status}`));
+    try {
+      this.resolve(JSON.parse((this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks)).toString('utf8')));
+    } catch (err) {
+      this.reject(err);
+    }
+  }
+  onError(err) {
+    if (this.done) return;
+    this.done = true;
+    this.reject(err);
+  }
+  cut() {
+    if (this.done) return;
+    this.done = true;
+    this.reject(new Error('deadline'));
+    this.abort?.(new Error('deadline'));
+  }
+}
+
+function askCuttable(engine, params, legs) {
+  return new Promise((resolve, reject) => {
+    const leg = new Leg(resolve, reject);
+    legs.push(leg);
+    engine.pool.dispatch(
+      {
+        path: engine.path,
+        method: 'POST',
+        headers: JSON_HEADERS,
+        body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'retrieve', params }),
+      },
+      leg,
+    );
+  }).then((answer) => listOf(engine, params, answer));
+}
+
+function listOf(engine, params, answer) {
   if (SKIP.has('sanitize')) return { engine: engine.name, weight: 1, hits: answer.result.hits };
   const clean = sanitizeHits(answer.result, params.k);
   if ('error' in clean) throw new Error(clean.error);
@@ -117,10 +190,12 @@ async function retrieve(request) {
   const params = SKIP.has('validate') ? (request.params ?? {}) : parseParams(RetrieveParamsSchema, request.params ?? {});
   const k = params.k ?? 10;
   if (SKIP.has('deadline'))
-    return answer(params, k, await Promise.allSettled(engines.map((e) => ask(e, { query: params.query, k: k * HEADROOM }))));
+    return answer(params, k, await Promise.allSettled(engines.map((e) => askUncuttable(e, { query: params.query, k: k * HEADROOM }))));
   const started = performance.now();
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), DEADLINE_MS);
+  const legs = [];
+  const timer = setTimeout(() => {
+    for (const leg of legs) leg.cut();
+  }, DEADLINE_MS);
   try {
     const meta = params._meta ?? {};
     const federation = meta.federation ?? {};
@@ -132,10 +207,10 @@ async function retrieve(request) {
       deadlineMs: DEADLINE_MS - Math.ceil(performance.now() - started) - 1,
       federation: { depth: depth - 1, path: [...path, SELF] },
     };
-    const legs = await Promise.allSettled(
-      engines.map((e) => ask(e, { query: params.query, k: k * HEADROOM, _meta: legMeta }, controller.signal)),
+    const settled = await Promise.allSettled(
+      engines.map((e) => askCuttable(e, { query: params.query, k: k * HEADROOM, _meta: legMeta }, legs)),
     );
-    return answer(params, k, legs);
+    return answer(params, k, settled);
   } finally {
     clearTimeout(timer);
   }

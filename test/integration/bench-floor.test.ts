@@ -15,6 +15,7 @@ import {
   startGateway,
   startHttpEngine,
   stopChild,
+  waitForEvent,
   waitForLine,
   type EngineHandle,
   type GatewayHandle,
@@ -35,8 +36,12 @@ let engines: EngineHandle[] = [];
 let gateway: GatewayHandle;
 let floor: { url: string; stop: () => Promise<number | null> };
 
-async function startFloor(urls: string[]): Promise<{ url: string; stop: () => Promise<number | null> }> {
-  const { proc, out } = spawnCaptured(process.execPath, [path.join(REPO_ROOT, 'bench/lib/spec-floor.js'), '--engines', urls.join(',')], {});
+async function startFloor(urls: string[], extra: string[] = []): Promise<{ url: string; stop: () => Promise<number | null> }> {
+  const { proc, out } = spawnCaptured(
+    process.execPath,
+    [path.join(REPO_ROOT, 'bench/lib/spec-floor.js'), '--engines', urls.join(','), ...extra],
+    {},
+  );
   const m = await waitForLine(proc, /^\{"listening":"(http:[^"]+)"\}$/, out, 10_000, 'spec floor');
   return { url: m[1]!, stop: () => stopChild(proc) };
 }
@@ -106,6 +111,22 @@ describe('the spec floor fails as §16.2 asks', () => {
       expect((await rpc(none.url, 'retrieve', { query: 'gateway', k: 5 })).error?.code).toBe(-32010);
     } finally {
       await Promise.all([partial.stop(), none.stop()]);
+    }
+  });
+});
+
+describe('the spec floor keeps its deadline (§16.2)', () => {
+  it('cuts a hanging engine when the deadline fires: the engine sees the leg dropped, the client a degraded answer', async () => {
+    const hanging = await startHttpEngine(['--id', 'floor-hang', '--fault', 'hang']);
+    const cut = await startFloor([engines[0]!.url, hanging.url], ['--deadline-ms', '300']);
+    try {
+      const thin = await rpc<Page & { usage: { notes?: string[] } }>(cut.url, 'retrieve', { query: 'gateway', k: 5 });
+      expect(thin.result?.hits.length).toBeGreaterThan(0);
+      expect(thin.result?.usage.notes).toEqual(['e1: failed']);
+      const aborted = await waitForEvent(hanging.eventsFile, (e) => e.ev === 'abort' && e.method === 'retrieve');
+      expect(aborted.ev).toBe('abort');
+    } finally {
+      await Promise.all([cut.stop(), hanging.stop()]);
     }
   });
 });
