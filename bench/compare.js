@@ -8,12 +8,14 @@
  * (bench/RESULTS.md, "CPU diet").
  *
  *   node bench/compare.js [--engines 1|3] [--rounds 8] [--seconds 2] [--connections 50] [--pin]
- *        [--variant NAME=CLI_PATH[@GATEWAY_JSON]]... [--no-spec] [--floor-variant NAME=STEP[,STEP…]]...
+ *        [--variant NAME=CLI_PATH[@GATEWAY_JSON]]... [--no-spec] [--floor-variant 'NAME=STEP[,STEP…][ ARG…]']...
  *
  * Beside the variants and the bare ceiling runs the spec floor (bench/lib/spec-floor.js: the bare
  * ceiling plus only the work RCP/1 requires of a gateway), so the gateway's excess over the bare
  * ceiling splits into what the spec costs and what this gateway adds; --no-spec leaves it out.
- * --floor-variant adds a spec floor with steps left out (spec-floor.js --skip), pricing each.
+ * --floor-variant adds a spec floor with steps left out (spec-floor.js --skip), pricing each;
+ * words after the steps go to spec-floor.js as they are (e.g. `NAME= --cut signal` prices the
+ * floor's deadline done with an AbortController per request instead of a cuttable leg).
  *
  * --pin puts the processes under test on CPU 1 and the load generator and engines on CPU 0.
  * Without --variant it compares dist/cli/main.js with the bare ceiling.
@@ -46,14 +48,8 @@ const variants = (values.variant.length > 0 ? values.variant : [`gateway=${path.
 });
 for (const spec of values['floor-variant']) {
   const eq = spec.indexOf('=');
-  variants.push({
-    name: spec.slice(0, eq),
-    floor: true,
-    skip: spec
-      .slice(eq + 1)
-      .split(',')
-      .filter(Boolean),
-  });
+  const [steps = '', ...args] = spec.slice(eq + 1).split(' ');
+  variants.push({ name: spec.slice(0, eq), floor: true, skip: steps.split(',').filter(Boolean), args: args.filter(Boolean) });
 }
 if (values.spec) variants.push({ name: 'spec floor', floor: true, skip: [] });
 variants.push({ name: 'bare', bare: true });
@@ -77,7 +73,7 @@ try {
     v.proc = v.bare
       ? await startBare(urls)
       : v.floor
-        ? await startSpecFloor(urls, { skip: v.skip })
+        ? await startSpecFloor(urls, { skip: v.skip, args: v.args })
         : await startGateway(urls, { cli: v.cli, gateway: v.gateway });
     v.pids = () => (v.bare || v.floor ? [v.proc.pid] : processTree(v.proc.pid));
     pin(v.pids(), 1);
@@ -114,7 +110,7 @@ for (const v of variants) {
       .padStart(6)} µs/req   CPU ÷ bare ${cpuRatio.toFixed(2)}   req/s ÷ bare ${rpsRatio.toFixed(2)}${bad ? `   bad ${bad}` : ''}`,
   );
 }
-const floor = variants.find((v) => v.floor && v.skip.length === 0);
+const floor = variants.find((v) => v.floor && v.skip.length === 0 && !v.args?.length);
 if (floor) {
   for (const v of variants.filter((x) => x !== floor && !x.bare)) {
     const cpuRatio = median(v.runs.map((r, i) => r.cpu / floor.runs[i].cpu));

@@ -79,8 +79,8 @@ export async function startBare(engineUrls) {
 }
 
 /** The spec floor (bare fan-out plus the work RCP/1 requires of a gateway) in front of `engineUrls`. */
-export async function startSpecFloor(engineUrls, { skip = [] } = {}) {
-  const args = ['--engines', engineUrls.join(',')];
+export async function startSpecFloor(engineUrls, { skip = [], args: extra = [] } = {}) {
+  const args = ['--engines', engineUrls.join(','), ...extra];
   if (skip.length > 0) args.push('--skip', skip.join(','));
   const started = await forkListening('bench/lib/spec-floor.js', args);
   return { ...started, url: started.message.url };

@@ -18,7 +18,7 @@
  * So gateway ÷ spec floor is the cost of those, and spec floor ÷ bare the cost of the spec itself.
  *
  *   node bench/lib/spec-floor.js --engines URL[,URL…] [--connections 64] [--dist DIR]
- *        [--skip validate,deadline,sanitize,fuse,cursor] [--deadline-ms 30000]
+ *        [--skip validate,deadline,sanitize,fuse,cursor] [--deadline-ms 30000] [--cut dispatch|signal]
  *
  * --skip leaves steps out, to price each (bench/compare.js --floor-variant): `validate` (zod),
  * `deadline` (timer, cuttable legs, `_meta` forwarding, loop checks), `sanitize`, `fuse` (the
@@ -28,6 +28,9 @@
  * `Pool.dispatch` with one small handler that can be cut (as src/node/upstream/answer-reader.ts
  * does), and one timer per request cuts them all; no AbortController or signal listener per leg.
  * With `deadline` skipped a leg is `Pool.request` + `body.json()`, exactly as in bare.js.
+ * `--cut signal` does the deadline the obvious way instead: an AbortController per request whose
+ * signal goes to `Pool.request` (undici listens on it per leg). It costs far more: an earlier
+ * floor built that way was taken for the least the spec costs (bench/RESULTS.md, "Spec floor").
  *
  * Reports `{type:'listening', url}` over IPC (or prints `{"listening":"url"}` without IPC).
  */
@@ -45,6 +48,7 @@ const { values } = parseArgs({
     dist: { type: 'string', default: path.join(import.meta.dirname, '../../dist') },
     skip: { type: 'string', default: '' },
     'deadline-ms': { type: 'string', default: '30000' },
+    cut: { type: 'string', default: 'dispatch' },
   },
 });
 const SKIP = new Set(values.skip.split(',').filter(Boolean));
@@ -65,6 +69,8 @@ await load('node/crypto/cursor-digests.js').then(
 const SELF = 'spec-floor';
 const HEADROOM = 2;
 const DEADLINE_MS = Number(values['deadline-ms']);
+if (!['dispatch', 'signal'].includes(values.cut)) throw new Error(`--cut: dispatch or signal, not ${values.cut}`);
+const CUT_BY_SIGNAL = values.cut === 'signal';
 const CURSOR_TTL_MS = 600_000;
 const key = cursorKey(undefined);
 const engines = (values.engines ?? '')
@@ -82,13 +88,14 @@ let nextId = 1;
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
-/** bare.js's leg, for `--skip deadline`: nothing can cut it. */
-async function askUncuttable(engine, params) {
+/** bare.js's leg, for `--skip deadline` (nothing can cut it), or cut by `signal` (`--cut signal`). */
+async function askUncuttable(engine, params, signal) {
   const { body } = await engine.pool.request({
     path: engine.path,
     method: 'POST',
     headers: JSON_HEADERS,
     body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'retrieve', params }),
+    ...(signal ? { signal } : {}),
   });
   return listOf(engine, params, await body.json());
 }
@@ -193,7 +200,9 @@ async function retrieve(request) {
     return answer(params, k, await Promise.allSettled(engines.map((e) => askUncuttable(e, { query: params.query, k: k * HEADROOM }))));
   const started = performance.now();
   const legs = [];
+  const controller = CUT_BY_SIGNAL ? new AbortController() : undefined;
   const timer = setTimeout(() => {
+    controller?.abort();
     for (const leg of legs) leg.cut();
   }, DEADLINE_MS);
   try {
@@ -207,9 +216,11 @@ async function retrieve(request) {
       deadlineMs: DEADLINE_MS - Math.ceil(performance.now() - started) - 1,
       federation: { depth: depth - 1, path: [...path, SELF] },
     };
-    const settled = await Promise.allSettled(
-      engines.map((e) => askCuttable(e, { query: params.query, k: k * HEADROOM, _meta: legMeta }, legs)),
-    );
+    const ask = (e) => {
+      const legParams = { query: params.query, k: k * HEADROOM, _meta: legMeta };
+      return controller ? askUncuttable(e, legParams, controller.signal) : askCuttable(e, legParams, legs);
+    };
+    const settled = await Promise.allSettled(engines.map(ask));
     return answer(params, k, settled);
   } finally {
     clearTimeout(timer);

@@ -116,19 +116,22 @@ describe('the spec floor fails as §16.2 asks', () => {
 });
 
 describe('the spec floor keeps its deadline (§16.2)', () => {
-  it('cuts a hanging engine when the deadline fires: the engine sees the leg dropped, the client a degraded answer', async () => {
-    const hanging = await startHttpEngine(['--id', 'floor-hang', '--fault', 'hang']);
-    const cut = await startFloor([engines[0]!.url, hanging.url], ['--deadline-ms', '300']);
-    try {
-      const thin = await rpc<Page & { usage: { notes?: string[] } }>(cut.url, 'retrieve', { query: 'gateway', k: 5 });
-      expect(thin.result?.hits.length).toBeGreaterThan(0);
-      expect(thin.result?.usage.notes).toEqual(['e1: failed']);
-      const aborted = await waitForEvent(hanging.eventsFile, (e) => e.ev === 'abort' && e.method === 'retrieve');
-      expect(aborted.ev).toBe('abort');
-    } finally {
-      await Promise.all([cut.stop(), hanging.stop()]);
-    }
-  });
+  it.each(['dispatch', 'signal'])(
+    'cuts a hanging engine when the deadline fires (--cut %s): the engine sees the leg dropped, the client a degraded answer',
+    async (how) => {
+      const hanging = await startHttpEngine(['--id', 'floor-hang', '--fault', 'hang']);
+      const cut = await startFloor([engines[0]!.url, hanging.url], ['--deadline-ms', '300', '--cut', how]);
+      try {
+        const thin = await rpc<Page & { usage: { notes?: string[] } }>(cut.url, 'retrieve', { query: 'gateway', k: 5 });
+        expect(thin.result?.hits.length).toBeGreaterThan(0);
+        expect(thin.result?.usage.notes).toEqual(['e1: failed']);
+        const aborted = await waitForEvent(hanging.eventsFile, (e) => e.ev === 'abort' && e.method === 'retrieve');
+        expect(aborted.ev).toBe('abort');
+      } finally {
+        await Promise.all([cut.stop(), hanging.stop()]);
+      }
+    },
+  );
 });
 
 describe('bench smoke: passthrough against both ceilings', () => {
