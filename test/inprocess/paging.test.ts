@@ -175,3 +175,19 @@ describe('gateway.pagination off', () => {
     expect(routed).not.toHaveProperty('nextCursor');
   });
 });
+
+describe('gateway.pagination across a reload', () => {
+  it('keeps its running value (§13.2: a session told `pagination` may page on; one told none gets no cursor)', async () => {
+    const { deep, paged } = engines();
+    running = await startInProcess([deep, paged], { gateway: SETTINGS });
+    const first = (await running.call('retrieve', { query: 'q', k: 3 })) as unknown as Page;
+    expect(first.nextCursor).toBeDefined();
+    const { config } = running;
+    const outcome = await running.gateway.reload({ ...config, gateway: { ...config.gateway, pagination: false } });
+    expect(outcome.ignoredSettings).toContain('pagination');
+    expect(running.gateway.describe().capabilities).toHaveProperty('pagination');
+    const second = (await running.call('retrieve', { query: 'q', k: 3, cursor: first.nextCursor })) as unknown as Page;
+    expect(second.hits).toHaveLength(3);
+    expect(second.nextCursor).toBeDefined();
+  });
+});
