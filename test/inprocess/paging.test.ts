@@ -176,6 +176,36 @@ describe('gateway.pagination off', () => {
   });
 });
 
+describe('gateway.pagination off, any cursor', () => {
+  it('refuses an empty or non-string cursor too (-32602), and never forwards one to a routed engine', async () => {
+    const seen: JsonObject[] = [];
+    const lister = new FakeEngine('lister', {
+      capabilities: { 'x-list': {} },
+      methods: {
+        'x-list/items': (params: JsonObject) => {
+          seen.push(params);
+          return { items: ['one'] };
+        },
+      },
+    });
+    const { deep } = engines();
+    running = await startInProcess([deep, lister], { gateway: { ...SETTINGS, pagination: false } });
+    for (const [method, params] of [
+      ['retrieve', { query: 'q', k: 3, cursor: '' }],
+      ['x-list/items', { cursor: '' }],
+      ['x-list/items', { cursor: 7 }],
+      ['x-list/items', { cursor: { offset: 10 } }],
+    ] as const) {
+      const err = await rejection(running.call(method, params as JsonObject));
+      expect(err.code, JSON.stringify(params)).toBe(-32602);
+      expect(err.data).toMatchObject({ field: 'cursor' });
+    }
+    expect(seen).toEqual([]);
+    // null is absent (§4.6): not a cursor.
+    expect((await running.call('x-list/items', { cursor: null })).items).toEqual(['one']);
+  });
+});
+
 describe('gateway.pagination across a reload', () => {
   it('keeps its running value (§13.2: a session told `pagination` may page on; one told none gets no cursor)', async () => {
     const { deep, paged } = engines();
