@@ -176,6 +176,19 @@ describe('gateway.pagination off', () => {
   });
 });
 
+describe('gateway.pagination on, no retrieve engine', () => {
+  it('advertises pagination whenever it issues cursors (§10: a nextCursor only where `pagination` is advertised)', async () => {
+    const lister = new FakeEngine('lister', {
+      capabilities: { 'x-list': {} },
+      methods: { 'x-list/items': () => ({ items: ['one'], nextCursor: 'engine-cursor' }) },
+    });
+    running = await startInProcess([lister], { gateway: SETTINGS });
+    const routed = await running.call('x-list/items', {});
+    expect(typeof routed.nextCursor).toBe('string');
+    expect(running.gateway.describe().capabilities).toHaveProperty('pagination');
+  });
+});
+
 describe('gateway.pagination off, any cursor', () => {
   it('refuses an empty or non-string cursor too (-32602), and never forwards one to a routed engine', async () => {
     const seen: JsonObject[] = [];
