@@ -219,6 +219,23 @@ describe('gateway.pagination off, any cursor', () => {
   });
 });
 
+describe('a write answer', () => {
+  it('never carries an engine cursor (§10: writes are not list results; pagination off or on)', async () => {
+    const writer = new FakeEngine('writer', {
+      capabilities: { index: { writable: true } },
+      methods: { 'index/add': () => ({ added: 1, nextCursor: 'engine-internal-cursor' }) },
+    });
+    for (const pagination of [false, true]) {
+      running = await startInProcess([writer], { gateway: { ...SETTINGS, pagination } });
+      const answer = await running.call('index/add', { documents: [{ id: 'd1', text: 'x' }] });
+      expect(answer.added).toBe(1);
+      expect(answer, `pagination ${pagination}`).not.toHaveProperty('nextCursor');
+      await running.stop();
+      running = undefined;
+    }
+  });
+});
+
 describe('gateway.pagination across a reload', () => {
   it('keeps its running value (§13.2: a session told `pagination` may page on; one told none gets no cursor)', async () => {
     const { deep, paged } = engines();
