@@ -60,7 +60,8 @@ function edgeRuleProblems(raw: unknown, rules: EdgeConfigRules): string[] {
       'gateway.quotas.store: "redis" is served by the Node gateway only; at the edge quotas are counted per isolate or process (store "memory")',
     );
   }
-  if (rules.requireCursorSecret && gateway.cursorSecret === undefined) {
+  // With pagination off no cursor is sealed or opened, so isolates have nothing to agree on.
+  if (rules.requireCursorSecret && gateway.cursorSecret === undefined && gateway.pagination !== false) {
     problems.push(
       'gateway.cursorSecret: required at the edge: every isolate must sign and verify pagination cursors with the same key (set it from a secret, e.g. "${RCPGW_CURSOR_SECRET}")',
     );

@@ -175,3 +175,79 @@ describe('gateway.pagination off', () => {
     expect(routed).not.toHaveProperty('nextCursor');
   });
 });
+
+describe('gateway.pagination on, no retrieve engine', () => {
+  it('advertises pagination whenever it issues cursors (§10: a nextCursor only where `pagination` is advertised)', async () => {
+    const lister = new FakeEngine('lister', {
+      capabilities: { 'x-list': {} },
+      methods: { 'x-list/items': () => ({ items: ['one'], nextCursor: 'engine-cursor' }) },
+    });
+    running = await startInProcess([lister], { gateway: SETTINGS });
+    const routed = await running.call('x-list/items', {});
+    expect(typeof routed.nextCursor).toBe('string');
+    expect(running.gateway.describe().capabilities).toHaveProperty('pagination');
+  });
+});
+
+describe('gateway.pagination off, any cursor', () => {
+  it('refuses an empty or non-string cursor too (-32602), and never forwards one to a routed engine', async () => {
+    const seen: JsonObject[] = [];
+    const lister = new FakeEngine('lister', {
+      capabilities: { 'x-list': {} },
+      methods: {
+        'x-list/items': (params: JsonObject) => {
+          seen.push(params);
+          return { items: ['one'] };
+        },
+      },
+    });
+    const { deep } = engines();
+    running = await startInProcess([deep, lister], { gateway: { ...SETTINGS, pagination: false } });
+    for (const [method, params] of [
+      ['retrieve', { query: 'q', k: 3, cursor: '' }],
+      ['x-list/items', { cursor: '' }],
+      ['x-list/items', { cursor: 7 }],
+      ['x-list/items', { cursor: { offset: 10 } }],
+    ] as const) {
+      const err = await rejection(running.call(method, params as JsonObject));
+      expect(err.code, JSON.stringify(params)).toBe(-32602);
+      expect(err.data).toMatchObject({ field: 'cursor' });
+    }
+    expect(seen).toEqual([]);
+    // null is absent (§4.6): not a cursor.
+    expect((await running.call('x-list/items', { cursor: null })).items).toEqual(['one']);
+  });
+});
+
+describe('a write answer', () => {
+  it('never carries an engine cursor (§10: writes are not list results; pagination off or on)', async () => {
+    const writer = new FakeEngine('writer', {
+      capabilities: { index: { writable: true } },
+      methods: { 'index/add': () => ({ added: 1, nextCursor: 'engine-internal-cursor' }) },
+    });
+    for (const pagination of [false, true]) {
+      running = await startInProcess([writer], { gateway: { ...SETTINGS, pagination } });
+      const answer = await running.call('index/add', { documents: [{ id: 'd1', text: 'x' }] });
+      expect(answer.added).toBe(1);
+      expect(answer, `pagination ${pagination}`).not.toHaveProperty('nextCursor');
+      await running.stop();
+      running = undefined;
+    }
+  });
+});
+
+describe('gateway.pagination across a reload', () => {
+  it('keeps its running value (§13.2: a session told `pagination` may page on; one told none gets no cursor)', async () => {
+    const { deep, paged } = engines();
+    running = await startInProcess([deep, paged], { gateway: SETTINGS });
+    const first = (await running.call('retrieve', { query: 'q', k: 3 })) as unknown as Page;
+    expect(first.nextCursor).toBeDefined();
+    const { config } = running;
+    const outcome = await running.gateway.reload({ ...config, gateway: { ...config.gateway, pagination: false } });
+    expect(outcome.ignoredSettings).toContain('pagination');
+    expect(running.gateway.describe().capabilities).toHaveProperty('pagination');
+    const second = (await running.call('retrieve', { query: 'q', k: 3, cursor: first.nextCursor })) as unknown as Page;
+    expect(second.hits).toHaveLength(3);
+    expect(second.nextCursor).toBeDefined();
+  });
+});

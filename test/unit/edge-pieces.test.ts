@@ -79,6 +79,11 @@ describe('edge config', () => {
     expect(edgeConfig(raw, {}, { requireCursorSecret: false }).gateway.cursorSecret).toBeUndefined();
   });
 
+  it('needs no cursor secret with gateway.pagination off (no cursor is sealed or opened)', () => {
+    const raw = { engines: [HTTP_ENGINE], gateway: { pagination: false } };
+    expect(edgeConfig(raw, {}, RULES).gateway.pagination).toBe(false);
+  });
+
   it('reports schema problems, unset variables and bad JSON by path', () => {
     expect(
       problemsOf(() => edgeConfig({ engines: [{ id: 'x', transport: 'http', url: 'ftp://nope' }], gateway: SECRET }, {}, RULES)),

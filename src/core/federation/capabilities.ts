@@ -42,8 +42,9 @@ export function deriveCapabilities(engines: readonly Engine[], settings: Gateway
     caps.retrieve = advertisedRetrieve(fanout, settings);
     const filter = optionSupport(fanout.map((engine) => engine.capabilities!)).filter;
     if (filter) caps.filter = { ...filter };
-    if (settings.pagination) caps.pagination = {};
   }
+  // Fused retrieve/graph pages and routed engines' wrapped cursors all carry a nextCursor (§10).
+  if (settings.pagination) caps.pagination = {};
   caps.catalog = { engines: engines.length };
   caps.streaming = {};
 

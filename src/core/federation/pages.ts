@@ -39,8 +39,8 @@ export interface Resume extends FusedPosition {
 /** The position a request's `cursor` names, or undefined on a first page. Throws -32602 / -32015. */
 export function resumeFrom(method: string, params: JsonObject, fed: FederationContext): Resume | undefined {
   const token = params.cursor;
+  if (token !== undefined && token !== null) refuseWithoutPagination(fed); // even "": off, any cursor is -32602
   if (typeof token !== 'string' || token.length === 0) return undefined;
-  refuseWithoutPagination(fed);
   const fingerprint = requestFingerprint(params, VENDOR_KEY);
   const payload = openCursor(token, cursorKey(fed.settings.cursorSecret), { method, fingerprint });
   if (payload.position.kind !== 'fused') throw RcpError.invalidParams('cursor', 'not a cursor for a fused result');

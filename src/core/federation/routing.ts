@@ -69,9 +69,10 @@ export function routeCandidates(method: string, params: JsonObject, ctx: CallCon
   const options = gatewayOptions(params, fed.settings, { method, headers: ctx.headers });
   let outbound = params;
 
+  // Pagination off, any cursor (even "" or a non-string) is -32602, never forwarded to an engine.
+  if (params.cursor !== undefined && params.cursor !== null) refuseWithoutPagination(fed);
   // A gateway cursor of a routed result names the engine whose own cursor it wraps (§10).
   if (typeof params.cursor === 'string' && params.cursor.length > 0) {
-    refuseWithoutPagination(fed);
     const payload = openCursor(params.cursor, cursorKey(fed.settings.cursorSecret), {
       method,
       fingerprint: requestFingerprint(params, VENDOR_KEY),

@@ -135,8 +135,10 @@ export async function federatedWrite(method: string, params: JsonObject, ctx: Ca
   }
   const partial = writes.some((w) => !w.ok);
   const meta = isJsonObject(success.result._meta) ? success.result._meta : {};
+  // A write is no list result (§10): an engine's cursor here means nothing to the client.
+  const { nextCursor: _engineCursor, ...result } = success.result;
   return {
-    ...success.result,
+    ...result,
     _meta: {
       ...meta,
       engine: success.engine.id,

@@ -123,6 +123,9 @@ const RESTART_ONLY_SETTINGS = [
   'httpSessionTtlMs',
   'maxHttpSessions',
   'cursorSecret',
+  // Advertised or not in every session's capability set, which is fixed (§13.2): flipping it live
+  // would refuse the cursors of sessions told `pagination`, or page sessions told none.
+  'pagination',
   'watchConfig',
   'drainTimeoutMs',
   // Client authentication, tenants and quotas are assembled once at start (core/auth/runtime.ts).
