@@ -123,6 +123,10 @@ describe('notifications/cancel over stdio (§7.14)', () => {
     const answeredRequest = await requestOf(files[answered], query);
     await waitForEvent(files[answered], (e) => e.ev === 'response' && e.id === answeredRequest.id);
     const liveRequest = await requestOf(files[live], query);
+    // s logs its answer as it writes it, before the gateway has read it: a cancel sent in that gap
+    // would rightly go to s too. s's stdout is read in order, so a round trip through s first means
+    // the gateway has taken in s's answer, and "s answered" holds for the gateway as well.
+    if (answered === 's') await throughS();
     client.notify('notifications/cancel', { id });
     const reply = await pending;
     expect(reply.error?.code).toBe(-32006);
