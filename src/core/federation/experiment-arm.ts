@@ -6,7 +6,8 @@
  * it). Anything the arm leaves out takes the gateway's value.
  */
 import type { ArmConfig } from '../experiments/arms.js';
-import type { ArmOutcome } from '../experiments/hooks.js';
+import type { ArmOutcome, ExperimentHooks } from '../experiments/hooks.js';
+import { ErrorCode, RcpError } from '../protocol/errors.js';
 import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
 import type { CallContext } from '../service/contract.js';
 import type { FederationContext } from './context.js';
@@ -51,6 +52,23 @@ export async function runArm(arm: ArmConfig, params: JsonObject, ctx: CallContex
 /** The hit ids of an answer, best first. */
 export function hitIds(answer: JsonObject): string[] {
   return Array.isArray(answer.hits) ? answer.hits.map((hit) => (isJsonObject(hit) ? String(hit.id) : '')) : [];
+}
+
+/**
+ * A run the gateway itself refused for what the client sent (§12: -32600, -32602, e.g. a bad or
+ * foreign cursor): it says nothing about the arm, whose engines never saw it, so it is no outcome
+ * of the arm. A rejection the arm's engines gave (relayed with `data.engines`) is one: another
+ * arm's engines might have taken the same request.
+ */
+export function refusedAsSent(run: ArmRun): boolean {
+  if (run.ok || !(run.error instanceof RcpError)) return false;
+  const { code, data } = run.error;
+  return (code === ErrorCode.InvalidParams || code === ErrorCode.InvalidRequest) && !(data !== undefined && 'engines' in data);
+}
+
+/** Records the run as the arm's outcome, unless it was refused for what the client sent. */
+export function reportArm(hooks: Required<ExperimentHooks>, experiment: string, arm: string, role: ArmOutcome['role'], run: ArmRun): void {
+  if (!refusedAsSent(run)) hooks.onArmOutcome(armOutcome(experiment, arm, role, run));
 }
 
 export function armOutcome(experiment: string, arm: string, role: ArmOutcome['role'], run: ArmRun): ArmOutcome {

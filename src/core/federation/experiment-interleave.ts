@@ -21,7 +21,7 @@ import type { ExperimentRuntime } from '../experiments/runtime.js';
 import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
 import type { CallContext } from '../service/contract.js';
 import type { FederationContext } from './context.js';
-import { armOutcome, runArm, tagged } from './experiment-arm.js';
+import { reportArm, runArm, tagged } from './experiment-arm.js';
 
 export interface InterleaveRequest {
   experiment: InterleaveExperiment;
@@ -45,8 +45,8 @@ export async function interleaveRetrieve(
   // Two fan-outs relaying progress to one token would interleave two progress sequences: none is sent.
   const armCtx: CallContext = ctx.progress === undefined ? ctx : { ...ctx, progress: undefined };
   const [a, b] = await Promise.all([runArm(request.arms[0], params, armCtx, fed), runArm(request.arms[1], params, armCtx, fed)]);
-  runtime.hooks.onArmOutcome(armOutcome(experiment.id, nameA, 'interleaved', a));
-  runtime.hooks.onArmOutcome(armOutcome(experiment.id, nameB, 'interleaved', b));
+  reportArm(runtime.hooks, experiment.id, nameA, 'interleaved', a);
+  reportArm(runtime.hooks, experiment.id, nameB, 'interleaved', b);
   if (!a.ok && !b.ok) throw a.error;
   if (!a.ok || !b.ok) {
     const [served, name] = a.ok ? [a.answer, nameA] : [(b as { answer: JsonObject }).answer, nameB];

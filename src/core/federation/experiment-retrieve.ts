@@ -20,7 +20,7 @@ import type { Chosen, ExperimentRuntime } from '../experiments/runtime.js';
 import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
 import type { CallContext } from '../service/contract.js';
 import type { FederationContext } from './context.js';
-import { armOutcome, runArm, tagged } from './experiment-arm.js';
+import { reportArm, runArm, tagged } from './experiment-arm.js';
 import { interleaveRetrieve } from './experiment-interleave.js';
 import { shadowRetrieve } from './experiment-shadow.js';
 import { federatedRetrieve, validateRetrieve } from './retrieve.js';
@@ -74,7 +74,7 @@ async function serve(
   }
   // A split arm, or an arm a request forced: that arm alone, named in the answer.
   const run = await runArm(section.arms[assignment.arm]!, params, ctx, fed);
-  runtime.hooks.onArmOutcome(armOutcome(experiment.id, assignment.arm, 'served', run));
+  reportArm(runtime.hooks, experiment.id, assignment.arm, 'served', run);
   if (!run.ok) throw run.error;
   return tagged(run.answer, assignmentMeta(assignment));
 }

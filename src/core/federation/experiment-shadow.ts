@@ -12,7 +12,7 @@ import type { ExperimentRuntime } from '../experiments/runtime.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
 import type { CallContext } from '../service/contract.js';
 import type { FederationContext } from './context.js';
-import { armOutcome, hitIds, runArm, type ArmRun } from './experiment-arm.js';
+import { hitIds, reportArm, runArm, type ArmRun } from './experiment-arm.js';
 
 export interface ShadowRequest {
   experiment: ShadowExperiment;
@@ -34,7 +34,7 @@ export async function shadowRetrieve(
   const { experiment } = request;
   const shadowRun = request.sampled ? startShadow(request, params, ctx, fed, runtime) : undefined;
   const primary = await runArm(request.primary, params, ctx, fed);
-  runtime.hooks.onArmOutcome(armOutcome(experiment.id, experiment.primary, 'served', primary));
+  reportArm(runtime.hooks, experiment.id, experiment.primary, 'served', primary);
   if (shadowRun) {
     void shadowRun
       .then((shadow) => compare(request, primary, shadow, runtime))
@@ -78,7 +78,7 @@ function startShadow(
 
 function compare(request: ShadowRequest, primary: ArmRun, shadow: ArmRun, runtime: ExperimentRuntime): void {
   const { experiment } = request;
-  runtime.hooks.onArmOutcome(armOutcome(experiment.id, experiment.shadow, 'shadow', shadow));
+  reportArm(runtime.hooks, experiment.id, experiment.shadow, 'shadow', shadow);
   const side = (run: ArmRun): ArmAnswer =>
     run.ok ? { ids: hitIds(run.answer), latencyMs: run.latencyMs } : { ids: [], latencyMs: run.latencyMs, error: String(run.error) };
   runtime.hooks.onShadowComparison(

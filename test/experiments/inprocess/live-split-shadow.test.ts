@@ -98,6 +98,37 @@ describe('split experiments in the retrieve path', () => {
   });
 });
 
+describe('what counts as an arm outcome', () => {
+  const split = { id: 'ab', kind: 'split', arms: { onlyA: 1, onlyB: 1 } };
+  type Report = { experiments: Array<{ id: string; arms: Record<string, { requests: number; errors: number }> }> };
+  const tallies = async (gw: InProcessGateway): Promise<{ requests: number; errors: number }> => {
+    const report = (await gw.call('x-rcpgw/experiments')) as Report;
+    const arms = Object.values(report.experiments.find((e) => e.id === 'ab')?.arms ?? {});
+    return { requests: arms.reduce((n, arm) => n + arm.requests, 0), errors: arms.reduce((n, arm) => n + arm.errors, 0) };
+  };
+
+  it('a request refused for what it sent (a forged cursor, -32602) is not counted against its arm', async () => {
+    const gw = await gateway([split]);
+    const refused = await retrieve(gw, 'u1', { cursor: 'not-a-cursor-this-gateway-sealed' }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(RcpError);
+    expect((refused as RcpError).code).toBe(-32602);
+    expect(await tallies(gw)).toEqual({ requests: 0, errors: 0 });
+    await retrieve(gw, 'u1');
+    expect(await tallies(gw)).toEqual({ requests: 1, errors: 0 });
+  });
+
+  it('an arm whose engines reject the request is counted as an error, -32602 or not', async () => {
+    const engines = [new FakeEngine('a').fail(-32602), new FakeEngine('b').fail(-32602)];
+    const gw = await gateway([split], engines);
+    const failed = await retrieve(gw, 'u1').catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(RcpError);
+    // The engines' own rejection is relayed (§16.2) and names them: an outcome of the arm.
+    expect((failed as RcpError).code).toBe(-32602);
+    expect((failed as RcpError).data).toHaveProperty('engines');
+    expect(await tallies(gw)).toEqual({ requests: 1, errors: 1 });
+  });
+});
+
 /** Collects shadow comparisons; `next()` resolves on the next one. */
 function shadowWatch(): {
   hooks: { onShadowComparison: (c: ShadowComparison) => void };
