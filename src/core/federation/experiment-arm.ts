@@ -60,7 +60,7 @@ export function hitIds(answer: JsonObject): string[] {
  * of the arm. A rejection the arm's engines gave (relayed with `data.engines`) is one: another
  * arm's engines might have taken the same request.
  */
-export function refusedAsSent(run: ArmRun): boolean {
+function refusedAsSent(run: ArmRun): boolean {
   if (run.ok || !(run.error instanceof RcpError)) return false;
   const { code, data } = run.error;
   return (code === ErrorCode.InvalidParams || code === ErrorCode.InvalidRequest) && !(data !== undefined && 'engines' in data);
@@ -71,7 +71,7 @@ export function reportArm(hooks: Required<ExperimentHooks>, experiment: string, 
   if (!refusedAsSent(run)) hooks.onArmOutcome(armOutcome(experiment, arm, role, run));
 }
 
-export function armOutcome(experiment: string, arm: string, role: ArmOutcome['role'], run: ArmRun): ArmOutcome {
+function armOutcome(experiment: string, arm: string, role: ArmOutcome['role'], run: ArmRun): ArmOutcome {
   const answer = run.ok ? run.answer : undefined;
   const meta = answer && isJsonObject(answer._meta) ? answer._meta : undefined;
   return {
