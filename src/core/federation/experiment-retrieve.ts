@@ -23,7 +23,8 @@ import type { FederationContext } from './context.js';
 import { reportArm, runArm, tagged } from './experiment-arm.js';
 import { interleaveRetrieve } from './experiment-interleave.js';
 import { shadowRetrieve } from './experiment-shadow.js';
-import { federatedRetrieve, validateRetrieve } from './retrieve.js';
+import { federatedRetrieve } from './retrieve.js';
+import { validateRetrieve } from './retrieve-plan.js';
 import { TARGET_HEADER, VENDOR_KEY } from './vendor.js';
 
 /** The vendor fields by which a request picks its own setup (vendor.ts). */

@@ -1,6 +1,6 @@
 /**
- * Federated pagination for fused results (§10): reads the gateway cursor of a request, fetches
- * each engine's ranked list as deep as the requested page needs, cuts the page out of the
+ * Federated pagination for fused results (§10): from where the request resumes (its gateway
+ * cursor, read in paged-legs.ts), fetches each engine's ranked list as deep as the requested page needs, cuts the page out of the
  * deterministic segment order (paging.ts), and seals the next cursor. Engines are deepened by
  * following their own `nextCursor` when they advertise `pagination`, else by asking again with a
  * larger `k` while it stays within their limits (`retrieve.maxK`, `rerank.topN`); past
@@ -9,17 +9,18 @@
  * A later page must see the same engines as the first one, or its fusion would differ: an engine
  * of the cursor's set that fails makes the page fail with -32010 (retry it, or restart paging).
  *
- * Just over 300 lines: reading, deepening and sealing are one loop over one per-engine state, and
- * the pure parts already sit apart (paging.ts order, cursor.ts sealing).
+ * What each leg asks sits in paged-legs.ts, the pure parts apart too (paging.ts order, cursor.ts
+ * sealing).
  */
 import { ErrorCode, RcpError } from '../protocol/errors.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
 import type { CallContext } from '../service/contract.js';
 import type { Engine } from '../upstream/engine.js';
 import type { FederationContext } from './context.js';
-import { cursorKey, openCursor, requestFingerprint, sealCursor, type FusedPosition } from './cursor.js';
+import { cursorKey, requestFingerprint, sealCursor } from './cursor.js';
 import { fanout } from './fanout.js';
 import type { EngineHit, RankedList } from './fusion/types.js';
+import { legParams, type PagedLeg, type Resume } from './paged-legs.js';
 import { fusedPage, segmentDepth, type SegmentFetch } from './paging.js';
 import { sanitizeHits } from './sanitize.js';
 import { VENDOR_KEY, type GatewayOptions } from './vendor.js';
@@ -31,66 +32,6 @@ import { VENDOR_KEY, type GatewayOptions } from './vendor.js';
 const MAX_SEGMENT_ROUNDS = 12;
 /** Upstream calls one engine may need to reach a segment's depth. */
 const MAX_DEEPEN_ROUNDS = 16;
-
-export interface Resume extends FusedPosition {
-  fingerprint: string;
-}
-
-/** The position a request's `cursor` names, or undefined on a first page. Throws -32602 / -32015. */
-export function resumeFrom(method: string, params: JsonObject, fed: FederationContext): Resume | undefined {
-  const token = params.cursor;
-  if (token !== undefined && token !== null) refuseWithoutPagination(fed); // even "": off, any cursor is -32602
-  if (typeof token !== 'string' || token.length === 0) return undefined;
-  const fingerprint = requestFingerprint(params, VENDOR_KEY);
-  const payload = openCursor(token, cursorKey(fed.settings.cursorSecret), { method, fingerprint });
-  if (payload.position.kind !== 'fused') throw RcpError.invalidParams('cursor', 'not a cursor for a fused result');
-  return { ...payload.position, fingerprint };
-}
-
-/** §10: a `cursor` is only meaningful where `pagination` is advertised; off, it is -32602. */
-export function refuseWithoutPagination(fed: FederationContext): void {
-  if (!fed.settings.pagination) {
-    throw RcpError.invalidParams('cursor', 'this gateway does not offer pagination (gateway.pagination is off)');
-  }
-}
-
-/** One engine's leg of a paged fan-out. */
-export interface PagedLeg {
-  engine: Engine;
-  /** What the first call asks this engine for. */
-  k: number;
-  /** Window depth W_e: this engine's share of one segment. */
-  base: number;
-  /** Largest `k` one call to this engine may ask (its maxK, rerank.topN). */
-  cap: number;
-  /** Params this engine is asked without (a `retrieve` mode it lacks, with `strict: false`). */
-  omit?: readonly string[];
-}
-
-/** Base depth and first-call `k` of a leg: the cursor's depth when resuming, else `firstK`. */
-export function pagedLeg(
-  resume: Resume | undefined,
-  engineId: string,
-  firstK: number,
-  cap: number,
-  maxDepth: number,
-): { k: number; base: number; cap: number } {
-  const base = resume?.depth[engineId] ?? firstK;
-  return { base, cap, k: Math.max(1, Math.min(segmentDepth(base, resume?.segment ?? 0), cap, maxDepth)) };
-}
-
-/**
- * Params for one call of a paged leg: what goes upstream (leg.ts `stripGatewayMeta`) with this
- * call's `k`, less what the leg omits, and the engine's own cursor when continuing from it (the
- * engines' cursors live inside the gateway's own, so the client's is never forwarded).
- */
-export function legParams(outbound: JsonObject, leg: PagedLeg, k: number, cursor?: string): JsonObject {
-  const out: JsonObject = { ...outbound, k };
-  if (leg.omit) for (const key of leg.omit) delete out[key];
-  if (cursor !== undefined) out.cursor = cursor;
-  else delete out.cursor;
-  return out;
-}
 
 interface EngineState {
   leg: PagedLeg;

@@ -23,7 +23,7 @@ import type { Engine } from '../upstream/engine.js';
 import { unwrapHandle, wrapHandle } from './affinity.js';
 import type { FederationContext } from './context.js';
 import { cursorKey, openCursor, requestFingerprint, sealCursor } from './cursor.js';
-import { refuseWithoutPagination } from './pages.js';
+import { refuseWithoutPagination } from './paged-legs.js';
 import { legScope, onPath, relayLog, requireHopBudget, runLeg, stripGatewayMeta } from './leg.js';
 import { optionError, optionRequirements, unmetRequirement } from './options.js';
 import { progressFrom, withBoundedProgress } from './progress.js';

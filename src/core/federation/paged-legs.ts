@@ -1,0 +1,73 @@
+/**
+ * What a paged fan-out asks of each engine (§10): the position a request's gateway `cursor`
+ * names (verified, or refused when pagination is off), each leg's window depth and first-call
+ * `k`, and the params of one call. pages.ts reads and deepens the legs; retrieve and graph plan
+ * them with these.
+ */
+import { RcpError } from '../protocol/errors.js';
+import type { JsonObject } from '../protocol/jsonrpc.js';
+import type { Engine } from '../upstream/engine.js';
+import type { FederationContext } from './context.js';
+import { cursorKey, openCursor, requestFingerprint, type FusedPosition } from './cursor.js';
+import { segmentDepth } from './paging.js';
+import { VENDOR_KEY } from './vendor.js';
+
+export interface Resume extends FusedPosition {
+  fingerprint: string;
+}
+
+/** The position a request's `cursor` names, or undefined on a first page. Throws -32602 / -32015. */
+export function resumeFrom(method: string, params: JsonObject, fed: FederationContext): Resume | undefined {
+  const token = params.cursor;
+  if (token !== undefined && token !== null) refuseWithoutPagination(fed); // even "": off, any cursor is -32602
+  if (typeof token !== 'string' || token.length === 0) return undefined;
+  const fingerprint = requestFingerprint(params, VENDOR_KEY);
+  const payload = openCursor(token, cursorKey(fed.settings.cursorSecret), { method, fingerprint });
+  if (payload.position.kind !== 'fused') throw RcpError.invalidParams('cursor', 'not a cursor for a fused result');
+  return { ...payload.position, fingerprint };
+}
+
+/** §10: a `cursor` is only meaningful where `pagination` is advertised; off, it is -32602. */
+export function refuseWithoutPagination(fed: FederationContext): void {
+  if (!fed.settings.pagination) {
+    throw RcpError.invalidParams('cursor', 'this gateway does not offer pagination (gateway.pagination is off)');
+  }
+}
+
+/** One engine's leg of a paged fan-out. */
+export interface PagedLeg {
+  engine: Engine;
+  /** What the first call asks this engine for. */
+  k: number;
+  /** Window depth W_e: this engine's share of one segment. */
+  base: number;
+  /** Largest `k` one call to this engine may ask (its maxK, rerank.topN). */
+  cap: number;
+  /** Params this engine is asked without (a `retrieve` mode it lacks, with `strict: false`). */
+  omit?: readonly string[];
+}
+
+/** Base depth and first-call `k` of a leg: the cursor's depth when resuming, else `firstK`. */
+export function pagedLeg(
+  resume: Resume | undefined,
+  engineId: string,
+  firstK: number,
+  cap: number,
+  maxDepth: number,
+): { k: number; base: number; cap: number } {
+  const base = resume?.depth[engineId] ?? firstK;
+  return { base, cap, k: Math.max(1, Math.min(segmentDepth(base, resume?.segment ?? 0), cap, maxDepth)) };
+}
+
+/**
+ * Params for one call of a paged leg: what goes upstream (leg.ts `stripGatewayMeta`) with this
+ * call's `k`, less what the leg omits, and the engine's own cursor when continuing from it (the
+ * engines' cursors live inside the gateway's own, so the client's is never forwarded).
+ */
+export function legParams(outbound: JsonObject, leg: PagedLeg, k: number, cursor?: string): JsonObject {
+  const out: JsonObject = { ...outbound, k };
+  if (leg.omit) for (const key of leg.omit) delete out[key];
+  if (cursor !== undefined) out.cursor = cursor;
+  else delete out.cursor;
+  return out;
+}
