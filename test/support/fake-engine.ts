@@ -8,6 +8,7 @@
 import type { Capabilities, InitializeResult } from '../../src/core/protocol/capabilities.js';
 import { ErrorCode, RcpError } from '../../src/core/protocol/errors.js';
 import type { JsonObject } from '../../src/core/protocol/jsonrpc.js';
+import type { AbortLike } from '../../src/core/service/cancellation.js';
 import type { CallContext, LogEntry, ProgressUpdate, RcpService } from '../../src/core/service/contract.js';
 
 export interface FakeHit extends JsonObject {
@@ -176,7 +177,7 @@ export function defaultHits(prefix: string, count: number): FakeHit[] {
  * Resolve after `ms`. An engine that honours its signal stops early: -32014 when its deadline
  * passed (§13.1), -32006 when it was cancelled (§7.14).
  */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
+function pause(ms: number, signal: AbortLike): Promise<void> {
   if (ms <= 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const onAbort = (): void => {

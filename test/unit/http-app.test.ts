@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createHttpApp } from '../../src/core/http/app.js';
+import type { AbortLike } from '../../src/core/service/cancellation.js';
 import type { CallContext, RcpService } from '../../src/core/service/contract.js';
 import type { JsonObject } from '../../src/core/protocol/jsonrpc.js';
 
@@ -96,7 +97,7 @@ describe('HTTP app on web standards', () => {
   });
 
   it('aborts the call when the client goes away (request signal)', async () => {
-    let seen: AbortSignal | undefined;
+    let seen: AbortLike | undefined;
     let started!: () => void;
     const callStarted = new Promise<void>((resolve) => {
       started = resolve;

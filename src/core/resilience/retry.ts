@@ -21,6 +21,7 @@
 import { READ_METHODS } from '../protocol/methods.js';
 import type { Layer } from '../upstream/call.js';
 import { UpstreamError } from '../upstream/errors.js';
+import type { AbortLike } from '../service/cancellation.js';
 
 export interface RetryBudgetSettings {
   /** Retries allowed as a fraction of the calls made in the window. */
@@ -111,7 +112,7 @@ export interface RetryGuard {
   /** Absolute deadline on the `performance.now()` clock. */
   deadlineAt: number;
   /** The caller's signal: no retry (and no wait) after an abort. */
-  signal?: AbortSignal;
+  signal?: AbortLike;
   /** The gateway-wide budget; without one, nothing is retried. */
   budget: RetryBudget | undefined;
   /** Time kept free before the deadline for the gateway's own work (fusion, the answer). */
@@ -171,7 +172,7 @@ function retryAfterFailure<T>(err: unknown, attempt: () => Promise<T>, guard: Re
 }
 
 /** Resolves true after `ms`, or false as soon as `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+function sleep(ms: number, signal: AbortLike | undefined): Promise<boolean> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve(false);
     const onAbort = (): void => {

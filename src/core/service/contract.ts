@@ -6,6 +6,7 @@ import type { InitializeResult } from '../protocol/capabilities.js';
 import type { JsonObject, RequestId } from '../protocol/jsonrpc.js';
 import type { RequestMeta } from '../protocol/params.js';
 import type { Principal } from '../auth/principal.js';
+import type { AbortLike } from './cancellation.js';
 
 export interface ProgressUpdate {
   progress?: number;
@@ -27,7 +28,7 @@ export interface CallContext {
   method: string;
   requestId: RequestId;
   /** Aborted on client cancel, disconnect, deadline or shutdown; `signal.reason` says which. */
-  signal: AbortSignal;
+  signal: AbortLike;
   /** Absolute deadline on the `performance.now()` clock. */
   deadlineAt: number;
   /** The deadline budget this request was given, in ms (min of configured default and `_meta.deadlineMs`). */
@@ -60,7 +61,7 @@ export interface RcpService {
 /** Why a call's signal was aborted. */
 export type AbortReason = 'cancel' | 'disconnect' | 'deadline' | 'shutdown';
 
-export function abortReasonOf(signal: AbortSignal): AbortReason | undefined {
+export function abortReasonOf(signal: AbortLike): AbortReason | undefined {
   const reason: unknown = signal.reason;
   return reason === 'cancel' || reason === 'disconnect' || reason === 'deadline' || reason === 'shutdown' ? reason : undefined;
 }

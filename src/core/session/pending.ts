@@ -3,11 +3,13 @@
  * leaves (everything after the first is dropped, §13.1 "exactly one answer"), the signal that
  * aborts its work, and its deadline.
  */
+import { Cancellation } from '../service/cancellation.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { errorResponse, type RequestId, type ResponseMessage } from '../protocol/jsonrpc.js';
 
 export class PendingRequest {
-  readonly controller = new AbortController();
+  /** Aborts the request's work; a Cancellation, not an AbortController (cancellation.ts says why). */
+  readonly controller = new Cancellation();
   /** Resolves with the one response that leaves. */
   readonly answer: Promise<ResponseMessage>;
   private resolveAnswer!: (response: ResponseMessage) => void;

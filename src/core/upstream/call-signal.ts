@@ -4,6 +4,8 @@
  * two apart afterwards. Web-standard only (AbortController, setTimeout), so every runtime's
  * transport uses the same one.
  */
+import type { AbortLike } from '../service/cancellation.js';
+
 export interface CallSignal {
   signal: AbortSignal;
   timedOut: () => boolean;
@@ -15,7 +17,7 @@ export interface CallSignal {
  * One AbortController per call. AbortSignal.timeout + AbortSignal.any did the same but build
  * transferable, composite signals: measurably more work on every upstream call.
  */
-export function callSignal(parent: AbortSignal | undefined, timeoutMs: number): CallSignal {
+export function callSignal(parent: AbortLike | undefined, timeoutMs: number): CallSignal {
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {

@@ -5,6 +5,7 @@
  */
 import type { JsonObject } from '../protocol/jsonrpc.js';
 import type { RetryPolicy } from '../resilience/retry.js';
+import type { AbortLike } from '../service/cancellation.js';
 
 export interface UpstreamCall {
   readonly method: string;
@@ -20,7 +21,7 @@ export interface UpstreamCall {
    */
   readonly expiresAt?: number;
   /** Aborts the call (client cancel, disconnect, gateway deadline). */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortLike;
   /** Progress frames of this call (relayed only from an engine that advertised `streaming`, §9). */
   readonly onProgress?: (frame: JsonObject) => void;
   /** `notifications/log` frames of this call (relayed only from an engine that advertised `log`, §17.1). */

@@ -7,10 +7,11 @@
  */
 import type { EngineConfig } from '../config/schema.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
+import type { AbortLike } from '../service/cancellation.js';
 
 export interface UpstreamCallOptions {
   /** Aborts the call (client cancel, disconnect, gateway deadline). */
-  signal?: AbortSignal;
+  signal?: AbortLike;
   /** Per-call timeout in ms. */
   timeoutMs: number;
   /** Progress frames of this call, matched by its own per-leg token (never the client's, §9). */
