@@ -37,6 +37,7 @@ const { values } = parseArgs({
     spec: { type: 'boolean', default: true },
     'floor-variant': { type: 'string', multiple: true, default: [] },
   },
+  allowNegative: true, // --no-spec
 });
 const log = (line) => process.stdout.write(`${line}\n`);
 const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'retrieve', params: { query: 'rank fusion', k: 10 } });
