@@ -4,6 +4,7 @@
  * `k`, and the params of one call. pages.ts reads and deepens the legs; retrieve and graph plan
  * them with these.
  */
+import { shallowCopy } from '../protocol/copy.js';
 import { RcpError } from '../protocol/errors.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
 import type { Engine } from '../upstream/engine.js';
@@ -65,7 +66,8 @@ export function pagedLeg(
  * engines' cursors live inside the gateway's own, so the client's is never forwarded).
  */
 export function legParams(outbound: JsonObject, leg: PagedLeg, k: number, cursor?: string): JsonObject {
-  const out: JsonObject = { ...outbound, k };
+  const out = shallowCopy(outbound); // then extended: protocol/copy.ts
+  out.k = k;
   if (leg.omit) for (const key of leg.omit) delete out[key];
   if (cursor !== undefined) out.cursor = cursor;
   else delete out.cursor;

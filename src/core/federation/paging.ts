@@ -68,7 +68,8 @@ export function segmentHits(
       for (const hit of list.hits) exclude.add(dedupKey(hit, options.fusion.dedup, list.idSpace));
     }
   }
-  return fuse(truncate(lists, options.depth, segment), options.method, { ...options.fusion, k: limit, exclude });
+  const { rrfK, dedup } = options.fusion;
+  return fuse(truncate(lists, options.depth, segment), options.method, { rrfK, dedup, k: limit, exclude });
 }
 
 /**

@@ -4,6 +4,7 @@
  * the options it is asked without), the engines skipped and why, and the option policy applied
  * across the legs. retrieve.ts carries the plan out.
  */
+import { shallowCopy } from '../protocol/copy.js';
 import { ErrorCode, RcpError } from '../protocol/errors.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
 import { RetrieveParamsSchema, parseParams, type RetrieveParams } from '../protocol/params.js';
@@ -32,7 +33,9 @@ export function validateRetrieve(params: JsonObject, maxK: number): RetrievePara
   if (candidateK !== undefined && candidateK < (topN ?? requestedK)) {
     throw RcpError.invalidParams('candidateK', `must be ≥ ${topN !== undefined ? 'rerank.topN' : 'k'} (§3.3 funnel)`);
   }
-  return { ...parsed, k };
+  const out = shallowCopy(parsed); // then extended: protocol/copy.ts
+  out.k = k;
+  return out as RetrieveParams & { k: number };
 }
 
 /** Who is asked what, decided before anything is sent. */

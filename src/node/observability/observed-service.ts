@@ -15,6 +15,7 @@ import type { FinishedInfo } from '../../core/session/session.js';
 import type { EngineHooks } from '../../core/upstream/engine.js';
 import type { FederationHooks } from '../../core/federation/context.js';
 import { traceContext } from '../../core/federation/trace.js';
+import { shallowCopy } from '../../core/protocol/copy.js';
 import type { Logger } from './log.js';
 import type { GatewayMetrics } from './metrics.js';
 import { degradedOf, queryText, requestLine } from '../../core/observability/request-log.js';
@@ -64,10 +65,12 @@ export class ObservedService implements RcpService {
     }
     this.records.set(ctx, record);
     const progress = ctx.progress;
+    // The header still wins downstream (traceContext), and it names this same id.
+    const meta = shallowCopy(ctx.meta); // then extended: core/protocol/copy.ts
+    meta.traceId = traceId;
     const inner: CallContext = {
       ...ctx,
-      // The header still wins downstream (traceContext), and it names this same id.
-      meta: { ...ctx.meta, traceId },
+      meta,
       progress: progress
         ? (update: ProgressUpdate): void => {
             metrics.progressFrame();

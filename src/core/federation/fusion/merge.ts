@@ -10,6 +10,7 @@
  * engine), then the smaller engine id — the same order that names `meta.engine`. Content is
  * never chosen on length.
  */
+import { shallowCopy } from '../../protocol/copy.js';
 import type { JsonObject } from '../../protocol/jsonrpc.js';
 import { compareCodePoints } from './order.js';
 import type { Contribution, EngineHit } from './types.js';
@@ -62,10 +63,15 @@ function asObject(value: unknown): JsonObject | undefined {
   return value && typeof value === 'object' && !Array.isArray(value) ? (value as JsonObject) : undefined;
 }
 
-/** Build the client-facing hit: fused score, merged meta, origin tags. */
+/**
+ * Build the client-facing hit: fused score, merged meta, origin tags. Copied, then extended
+ * (protocol/copy.ts says why not `{ ...hit, score, meta }`): the engine's key order, `meta` last
+ * when the engine sent none.
+ */
 export function finalizeHit(entry: FusedEntry): EngineHit {
   const best = bestContribution(entry.contributions);
-  const meta: JsonObject = { ...asObject(entry.hit.meta) };
+  const source = asObject(entry.hit.meta);
+  const meta: JsonObject = source ? shallowCopy(source) : {};
   if (entry.others) {
     for (const other of entry.others) {
       const otherMeta = asObject(other.meta);
@@ -81,7 +87,10 @@ export function finalizeHit(entry: FusedEntry): EngineHit {
   if (entry.contributions.length > 1) {
     meta.engines = entry.contributions.map((c) => ({ engine: c.engine, rank: c.rank, score: c.score }));
   }
-  return { ...entry.hit, score: entry.fused, meta };
+  const hit = shallowCopy(entry.hit);
+  hit.score = entry.fused;
+  hit.meta = meta;
+  return hit;
 }
 
 /** The contribution that names the hit's origin: best rank, then higher weight, then engine id. */

@@ -1,0 +1,25 @@
+/**
+ * `{ ...source }` for an object the hot path then extends with keys of its own.
+ *
+ * On Node 20 (V8 11) an object literal that opens with a spread and then adds a key the source
+ * lacks (`{ ...call, expiresAt }`, `{ ...hit, meta }`) leaves the fast clone path: ~0.75–1 µs
+ * and a fresh hidden class per object, which slows every later read of it and the answer's
+ * serialisation too; copying key by key and then adding costs ~0.05 µs (docs/performance.md,
+ * "CPU diet"). A spread that only overwrites keys the source has stays fast and needs no help.
+ *
+ * The result is the spread's: own enumerable string keys in order, as data properties. A key
+ * `__proto__` (JSON.parse makes it an own property) is defined, not assigned, so it stays a
+ * plain key and never becomes the copy's prototype.
+ */
+export type Writable<T> = { -readonly [K in keyof T]: T[K] };
+
+export function shallowCopy<T extends object>(source: T): Writable<T> {
+  const out: Record<string, unknown> = {};
+  const from = source as Record<string, unknown>;
+  for (const key in from) {
+    if (!Object.prototype.hasOwnProperty.call(from, key)) continue;
+    if (key === '__proto__') Object.defineProperty(out, key, { value: from[key], enumerable: true, writable: true, configurable: true });
+    else out[key] = from[key];
+  }
+  return out as Writable<T>;
+}
