@@ -16,10 +16,6 @@ export interface SanitizedList {
   problems: string[];
 }
 
-const STRING_FIELDS = ['text', 'modality', 'unit'] as const;
-const OBJECT_FIELDS = ['meta', 'citation', 'provenance', 'trust', 'chunk', 'scores'] as const;
-const ARRAY_FIELDS = ['content', 'vector'] as const;
-
 export function sanitizeHits(result: JsonObject, limit: number): SanitizedList | { error: string } {
   const raw = result.hits;
   if (!Array.isArray(raw)) return { error: '`hits` is not an array' };
@@ -60,22 +56,49 @@ export function sanitizeHits(result: JsonObject, limit: number): SanitizedList |
   return { hits, problems };
 }
 
-/** Keep only fields whose JSON type matches the Hit schema; never mutate the engine's object. */
+/**
+ * Keep only fields whose JSON type matches the Hit schema; never mutate the engine's object. A
+ * clean hit (the usual case) is checked in one pass over the keys it has, not one lookup per
+ * field the schema knows.
+ */
 function cleanHit(item: JsonObject, id: string | number, score: number): EngineHit {
   let clean = true;
-  for (const field of STRING_FIELDS) if (field in item && typeof item[field] !== 'string') clean = false;
-  for (const field of OBJECT_FIELDS) if (field in item && !isJsonObject(item[field])) clean = false;
-  for (const field of ARRAY_FIELDS) if (field in item && !Array.isArray(item[field])) clean = false;
-  if ('confidence' in item && !isUnit(item.confidence)) clean = false;
-  if ('level' in item && !(Number.isSafeInteger(item.level) && (item.level as number) >= 0)) clean = false;
+  for (const key in item) {
+    if (!fieldFits(key, item[key])) {
+      clean = false;
+      break;
+    }
+  }
   if (clean) return item as EngineHit;
   const out: EngineHit = { ...item, id, score };
-  for (const field of STRING_FIELDS) if (field in out && typeof out[field] !== 'string') delete out[field];
-  for (const field of OBJECT_FIELDS) if (field in out && !isJsonObject(out[field])) delete out[field];
-  for (const field of ARRAY_FIELDS) if (field in out && !Array.isArray(out[field])) delete out[field];
-  if ('confidence' in out && !isUnit(out.confidence)) delete out.confidence;
-  if ('level' in out && !(Number.isSafeInteger(out.level) && (out.level as number) >= 0)) delete out.level;
+  for (const key of Object.keys(out)) if (!fieldFits(key, out[key])) delete out[key];
   return out;
+}
+
+/** Whether a hit field holds the JSON type the Hit schema gives it (any value for other keys). */
+function fieldFits(key: string, value: unknown): boolean {
+  switch (key) {
+    case 'text':
+    case 'modality':
+    case 'unit':
+      return typeof value === 'string';
+    case 'meta':
+    case 'citation':
+    case 'provenance':
+    case 'trust':
+    case 'chunk':
+    case 'scores':
+      return isJsonObject(value);
+    case 'content':
+    case 'vector':
+      return Array.isArray(value);
+    case 'confidence':
+      return isUnit(value);
+    case 'level':
+      return Number.isSafeInteger(value) && (value as number) >= 0;
+    default:
+      return true;
+  }
 }
 
 function isUnit(value: unknown): boolean {
