@@ -89,8 +89,14 @@ export interface OptionDecision {
   notes: string[];
 }
 
-/** Decide (or refuse) the request's options against what every participating engine honours. */
-export function decideOptions(params: JsonObject, support: OptionSupport): OptionDecision {
+/**
+ * Decide (or refuse) the request's options against what every participating engine honours.
+ * `supportOf` is asked only when the request carries a pipeline option: most carry none, and the
+ * support of the engine set is arrays, sets and sorts a plain request need not pay for.
+ */
+export function decideOptions(params: JsonObject, supportOf: () => OptionSupport): OptionDecision {
+  let known: OptionSupport | undefined;
+  const support = (): OptionSupport => (known ??= supportOf());
   const strict = params.strict !== false;
   const decision: OptionDecision = { omit: [], notes: [] };
   const refuse = (option: string, why: string, dropped = option): void => {
@@ -101,24 +107,24 @@ export function decideOptions(params: JsonObject, support: OptionSupport): Optio
   if (present(params.filter)) checkFilter(params.filter, support, refuse);
   if (isJsonObject(params.rerank)) {
     const method = params.rerank.method;
-    if (!support.rerankBuiltin) refuse('rerank', 'not every engine reranks inside retrieve (retrieve.rerankBuiltin)');
-    else if (typeof method === 'string' && !support.rerankMethods.includes(method)) {
+    if (!support().rerankBuiltin) refuse('rerank', 'not every engine reranks inside retrieve (retrieve.rerankBuiltin)');
+    else if (typeof method === 'string' && !support().rerankMethods.includes(method)) {
       refuse('rerank.method', `rerank method "${method}" is not available on every engine`, 'rerank');
     }
-  } else if (params.rerank === false && !support.rerankBuiltin) {
+  } else if (params.rerank === false && !support().rerankBuiltin) {
     decision.omit.push('rerank'); // "do not rerank" is what an engine without a built-in reranker does anyway
   }
-  if (present(params.mmr) && !support.mmr) refuse('mmr', 'not every engine diversifies inside retrieve (retrieve.mmr)');
+  if (present(params.mmr) && !support().mmr) refuse('mmr', 'not every engine diversifies inside retrieve (retrieve.mmr)');
   if (isJsonObject(params.fusion)) {
     const method = typeof params.fusion.method === 'string' ? params.fusion.method : undefined;
-    const ok = method === undefined ? support.fusion.length > 0 : support.fusion.includes(method);
+    const ok = method === undefined ? support().fusion.length > 0 : support().fusion.includes(method);
     if (!ok)
       refuse('fusion', `${method ? `fusion method "${method}"` : 'hybrid fusion'} is not available on every engine (retrieve.fusion)`);
   }
-  if (typeof params.unit === 'string' && !support.units.includes(params.unit)) {
+  if (typeof params.unit === 'string' && !support().units.includes(params.unit)) {
     refuse('unit', `unit "${params.unit}" is not available on every engine (retrieve.units)`);
   }
-  if (typeof params.level === 'number' && params.level >= support.levels) {
+  if (typeof params.level === 'number' && params.level >= support().levels) {
     refuse('level', `level ${params.level} is beyond what every engine has (retrieve.levels)`);
   }
   if (present(params.tokenBudget)) refuse('tokenBudget', 'the gateway returns k fused hits; it does not pack by tokens');
@@ -130,9 +136,14 @@ function present(value: unknown): boolean {
 }
 
 /** §8: structure (-32602), fields (-32602 naming the field), operators (-32005 / dropped). */
-function checkFilter(filter: unknown, support: OptionSupport, refuse: (option: string, why: string, dropped?: string) => void): void {
+function checkFilter(
+  filter: unknown,
+  supportOf: () => OptionSupport,
+  refuse: (option: string, why: string, dropped?: string) => void,
+): void {
   const leaves: Array<{ field: string; op: string }> = [];
   collectLeaves(filter, 'filter', leaves);
+  const support = supportOf();
   if (!support.filter) return refuse('filter', 'not every engine filters (filter capability)');
   const fields = Array.isArray(support.filter.fields) ? support.filter.fields : Object.keys(support.filter.fields);
   for (const leaf of leaves) {

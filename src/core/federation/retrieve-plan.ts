@@ -92,7 +92,7 @@ export function planRetrieve(rawParams: JsonObject, ctx: CallContext, fed: Feder
  */
 function applyOptionPolicy(plan: RetrievePlan, rawParams: JsonObject): void {
   if (plan.legs.size === 0) return; // only engines that never came up: the call fails as nothing answered
-  const decision = decideOptions(rawParams, optionSupport([...plan.legs.keys()].map((engine) => engine.capabilities!)));
+  const decision = decideOptions(rawParams, () => optionSupport([...plan.legs.keys()].map((engine) => engine.capabilities!)));
   plan.notes.push(...decision.notes);
   if (decision.omit.length === 0) return;
   for (const [engine, leg] of plan.legs) plan.legs.set(engine, { ...leg, omit: [...(leg.omit ?? []), ...decision.omit] });
