@@ -5,6 +5,7 @@
  * completions add "n of m engines answered" with the running fusion in `partial.hits`.
  * Frames are coalesced to a bounded rate so a chatty engine cannot flood the client.
  */
+import { shallowCopy } from '../protocol/copy.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
 import type { CallContext, ProgressUpdate } from '../service/contract.js';
 
@@ -107,7 +108,12 @@ export class ProgressRelay {
     // Coalescing keeps the newest text, except that a waiting leg-done frame ("n of m engines
     // answered") outranks an engine's stage text, so the words always describe `partial.hits`.
     // The aggregate and partial hits are computed at send time, so they are current either way.
-    if (withPartial || !this.pending?.partial) this.pending = withPartial ? { ...update, partial: {} } : { ...update };
+    if (withPartial || !this.pending?.partial) {
+      // Copied, then extended (protocol/copy.ts says why not `{ ...update, partial }`).
+      const pending = shallowCopy(update);
+      if (withPartial) pending.partial = {};
+      this.pending = pending;
+    }
     const now = performance.now();
     const wait = this.lastSentAt + this.minIntervalMs - now;
     if (wait <= 0) this.flush();
@@ -155,7 +161,8 @@ export function boundedProgress(emit: (update: ProgressUpdate) => void, framesPe
   };
   return (update) => {
     if (update.progress !== undefined) high = Math.max(high ?? 0, update.progress);
-    pending = high === undefined ? { ...update } : { ...update, progress: high };
+    pending = shallowCopy(update); // then extended: protocol/copy.ts
+    if (high !== undefined) pending.progress = high;
     const wait = lastSentAt + minIntervalMs - performance.now();
     if (wait <= 0) flush();
     else if (!timer) {

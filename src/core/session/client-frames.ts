@@ -3,6 +3,7 @@
  * when the request carries a progress token (§9) and `notifications/log` when the client opted
  * into logs (§17.1). Neither is sent once the request has been answered (§9).
  */
+import { shallowCopy } from '../protocol/copy.js';
 import { notification, type JsonObject, type NotificationMessage } from '../protocol/jsonrpc.js';
 import type { RequestMeta } from '../protocol/params.js';
 import type { LogEntry, LogLevel, ProgressUpdate } from '../service/contract.js';
@@ -46,7 +47,7 @@ export function logFrames(
   const token = meta.progressToken;
   return (entry) => {
     if (request.answered || LOG_RANK[entry.level] < minLevel) return;
-    const params: JsonObject = { ...entry };
+    const params: JsonObject = shallowCopy(entry) as JsonObject; // then extended: protocol/copy.ts
     if (token !== undefined) params._meta = { progressToken: token };
     sink(notification('notifications/log', params));
   };
