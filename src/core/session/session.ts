@@ -3,9 +3,9 @@
  * cancellation, deadlines and the "exactly one answer per request" guarantee. Transport-free:
  * transports hand it decoded JSON values and write whatever it returns or emits.
  *
- * Over 300 lines on purpose: the lifecycle gate, id bookkeeping and cancellation share one
- * per-connection state, and "exactly one answer" is easiest to check when every path that answers
- * is in this file; admission, HTTP sessions and limits are separate modules.
+ * Every path that answers is in this file, so "exactly one answer" is checked in one place; what
+ * a session is given and reports (its options, the finished-request record) is in
+ * session-options.ts; admission, HTTP sessions and limits are separate modules.
  */
 import { PROTOCOL_VERSION, type InitializeResult } from '../protocol/capabilities.js';
 import { ErrorCode, RcpError, toWireError } from '../protocol/errors.js';
@@ -30,46 +30,14 @@ import {
   parseRequestMeta,
   type RequestMeta,
 } from '../protocol/params.js';
-import { shedError, type Admission, type InFlightRegistry } from './admission.js';
+import { shedError } from './admission.js';
 import { logFrames, progressFrames, type FrameSink } from './client-frames.js';
+import type { InboundRequest, SessionOptions } from './session-options.js';
 import { PendingRequest } from './pending.js';
 import { abortReasonOf, type AbortReason, type CallContext, type LogLevel, type RcpService } from '../service/contract.js';
-import { assertMethodAllowed, deadlineCeiling, type Principal } from '../auth/principal.js';
+import { assertMethodAllowed, deadlineCeiling } from '../auth/principal.js';
 
-export interface SessionOptions {
-  transport: 'http' | 'stdio';
-  /** §5.2: a stateless HTTP server treats every request as implicitly initialized. */
-  stateless: boolean;
-  /** Extra time after the deadline before the session itself answers -32014 (safety net). */
-  deadlineGraceMs?: number;
-  /** Observer for every finished request (metrics, logs). */
-  onFinished?: (info: FinishedInfo) => void;
-  /** Gateway-wide in-flight cap for a transport that cannot refuse before JSON-RPC (stdio): -32011 beyond it. */
-  admit?: () => Admission;
-  /** Where a session with requests in flight is listed, so shutdown can answer them (-32010). */
-  registry?: InFlightRegistry;
-  /** Who this session's requests run as (core/auth): method scopes, deadline ceiling, `ctx.principal`. */
-  principal?: Principal;
-}
-
-export interface FinishedInfo {
-  method: string;
-  code: number; // 0 = success
-  durationMs: number;
-  abortReason: AbortReason | undefined;
-  /** The answer that left (its `id`, `result._meta`, `error`): what logs and metrics report on. */
-  response: ResponseMessage;
-  /** The context the service was called with; absent when the session answered on its own. */
-  ctx?: CallContext;
-  /** Who sent the request, when known (core/auth). */
-  principal?: Principal;
-}
-
-export interface InboundRequest {
-  value: unknown;
-  sink?: FrameSink;
-  headers?: Readonly<Record<string, string>>;
-}
+export type { FinishedInfo, InboundRequest, SessionOptions } from './session-options.js';
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
