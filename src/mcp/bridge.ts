@@ -9,6 +9,7 @@
  * aborts the call's context with reason `cancel`; the federation then sends
  * `notifications/cancel` to stdio engines and drops the HTTP connections of the live legs.
  */
+import { withMeta } from '../core/protocol/copy.js';
 import type { WireError } from '../core/protocol/errors.js';
 import type { JsonObject, NotificationMessage, RequestId } from '../core/protocol/jsonrpc.js';
 import type { ProgressUpdate, RcpService } from '../core/service/contract.js';
@@ -85,7 +86,7 @@ export class RcpBridge {
     const { service, transport } = this.options;
     const session = new Session(service, { ...this.options.session, transport, stateless: true });
     const { onProgress, signal } = call;
-    const params = onProgress ? withProgressToken(call.params) : call.params;
+    const params = onProgress ? withMeta(call.params, { progressToken: PROGRESS_TOKEN }) : call.params;
     const sink = onProgress
       ? (frame: NotificationMessage): void => {
           if (frame.method !== 'notifications/progress') return; // logs (§17.1) are not carried over MCP
@@ -108,10 +109,4 @@ export class RcpBridge {
       signal?.removeEventListener('abort', cancel);
     }
   }
-}
-
-function withProgressToken(params: JsonObject): JsonObject {
-  const meta =
-    params._meta !== null && typeof params._meta === 'object' && !Array.isArray(params._meta) ? (params._meta as JsonObject) : {};
-  return { ...params, _meta: { ...meta, progressToken: PROGRESS_TOKEN } };
 }

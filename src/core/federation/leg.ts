@@ -9,7 +9,7 @@
  * the gateway's reserve; each attempt is told what is left of it as `_meta.deadlineMs`.
  */
 import { ErrorCode, RcpError } from '../protocol/errors.js';
-import { shallowCopy } from '../protocol/copy.js';
+import { withMeta } from '../protocol/copy.js';
 import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
 import type { CallContext } from '../service/contract.js';
 import { abortReasonOf } from '../service/contract.js';
@@ -115,15 +115,9 @@ export function gatewayFault(fed: FederationContext, err: unknown, where: Record
 
 function legCall(scope: LegScope, engine: Engine, method: string, params: JsonObject, options: LegOptions): UpstreamCall {
   const { ctx, fed, trace, forward } = scope;
-  // Copied, then extended (protocol/copy.ts says why not `{ ...params, _meta }`).
-  const meta: JsonObject = isJsonObject(params._meta) ? shallowCopy(params._meta) : {};
-  meta.federation = forward;
-  meta.traceId = trace.traceId;
-  const outbound = shallowCopy(params);
-  outbound._meta = meta;
   return {
     method,
-    params: outbound,
+    params: withMeta(params, { federation: forward, traceId: trace.traceId }),
     deadlineAt: ctx.deadlineAt - fed.settings.deadlineReserveMs,
     signal: ctx.signal,
     headers: { traceparent: trace.traceparent },

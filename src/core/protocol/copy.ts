@@ -11,6 +11,8 @@
  * `__proto__` (JSON.parse makes it an own property) is defined, not assigned, so it stays a
  * plain key and never becomes the copy's prototype.
  */
+import { isJsonObject, type JsonObject } from './jsonrpc.js';
+
 export type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
 export function shallowCopy<T extends object>(source: T): Writable<T> {
@@ -22,4 +24,17 @@ export function shallowCopy<T extends object>(source: T): Writable<T> {
     else out[key] = from[key];
   }
   return out as Writable<T>;
+}
+
+/**
+ * `params` with `fields` set in its `_meta` (the rest of `_meta` kept, a non-object `_meta`
+ * replaced): `{ ...params, _meta: { ...params._meta, ...fields } }` without the slow path. Neither
+ * `params` nor its `_meta` is changed.
+ */
+export function withMeta(params: JsonObject, fields: JsonObject): JsonObject {
+  const meta: JsonObject = isJsonObject(params._meta) ? shallowCopy(params._meta) : {};
+  for (const key in fields) meta[key] = fields[key];
+  const out = shallowCopy(params);
+  out._meta = meta;
+  return out;
 }

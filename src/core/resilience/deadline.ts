@@ -10,8 +10,7 @@
  * - §16.2: the engine is told the deadline it has, `_meta.deadlineMs`, strictly smaller than
  *   what the gateway waits (a retry, sent later, is told less).
  */
-import { shallowCopy } from '../protocol/copy.js';
-import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
+import { shallowCopy, withMeta } from '../protocol/copy.js';
 import type { Layer } from '../upstream/call.js';
 import { UpstreamError } from '../upstream/errors.js';
 
@@ -21,12 +20,8 @@ export function deadlineLayer(engineTimeoutMs: number): Layer {
     const left = call.deadlineAt - now;
     if (left <= 0) return Promise.reject(new UpstreamError('timeout', 'no time left before the deadline'));
     // Copied, then extended (protocol/copy.ts says why not `{ ...call, expiresAt }`).
-    const meta: JsonObject = isJsonObject(call.params._meta) ? shallowCopy(call.params._meta) : {};
-    meta.deadlineMs = Math.max(1, Math.floor(left) - 1);
-    const params = shallowCopy(call.params);
-    params._meta = meta;
     const attempt = shallowCopy(call);
-    attempt.params = params;
+    attempt.params = withMeta(call.params, { deadlineMs: Math.max(1, Math.floor(left) - 1) });
     attempt.expiresAt = now + Math.max(1, Math.min(Math.floor(left), engineTimeoutMs));
     return next(attempt);
   };

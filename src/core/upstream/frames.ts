@@ -2,7 +2,7 @@
  * What both transports do with JSON-RPC frames the same way: tag a request with a fresh
  * per-leg progress token, and read a response frame into a result or an UpstreamError.
  */
-import { shallowCopy } from '../protocol/copy.js';
+import { withMeta } from '../protocol/copy.js';
 import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
 import { UpstreamError } from './errors.js';
 
@@ -15,12 +15,7 @@ export function nextProgressToken(): string {
 
 /** `params` with `_meta.progressToken` set to `token` (the rest of `_meta` kept). */
 export function withProgressToken(params: JsonObject, token: string): JsonObject {
-  // Copied, then extended (protocol/copy.ts says why not `{ ...meta, progressToken }`).
-  const meta: JsonObject = isJsonObject(params._meta) ? shallowCopy(params._meta) : {};
-  meta.progressToken = token;
-  const out = shallowCopy(params);
-  out._meta = meta;
-  return out;
+  return withMeta(params, { progressToken: token });
 }
 
 /** A JSON-RPC response frame for `id` → its result, or the matching failure. */

@@ -12,7 +12,7 @@ import { isJsonObject, type JsonObject, type NotificationMessage, type ResponseM
 import type { RcpService } from '../service/contract.js';
 import { Session } from '../session/session.js';
 import { UpstreamError } from './errors.js';
-import { nextProgressToken } from './frames.js';
+import { nextProgressToken, withProgressToken } from './frames.js';
 import { type TransportFactory, type UpstreamCallOptions, type UpstreamTransport } from './transport.js';
 
 export interface InMemoryTransportOptions {
@@ -120,11 +120,6 @@ export function inMemoryTransports(serviceFor: (engineId: string) => RcpService 
 /** The value as the other side would decode it from JSON text. */
 function overTheWire(value: unknown): unknown {
   return JSON.parse(JSON.stringify(value)) as unknown;
-}
-
-function withProgressToken(params: JsonObject, token: string): JsonObject {
-  const meta = isJsonObject(params._meta) ? params._meta : {};
-  return { ...params, _meta: { ...meta, progressToken: token } };
 }
 
 /** Progress for this call's token only (§9); logs to the call's log handler (§17.1). */
