@@ -82,7 +82,7 @@ const edgeBoundary = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'dist-edge/**', 'node_modules/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'dist-*/**', 'node_modules/**', 'coverage/**', 'bench/scratch/**', 'bench/profiles/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -8,7 +8,7 @@
  * (bench/RESULTS.md, "CPU diet").
  *
  *   node bench/compare.js [--engines 1|3] [--rounds 8] [--seconds 2] [--connections 50] [--pin]
- *        [--variant NAME=CLI_PATH[@GATEWAY_JSON]]... [--no-spec] [--floor-variant 'NAME=STEP[,STEP…][ ARG…]']...
+ *        [--variant 'NAME=CLI_PATH[@GATEWAY_JSON][ NODE_FLAG…]']... [--no-spec] [--floor-variant 'NAME=STEP[,STEP…][ ARG…]']...
  *
  * Beside the variants and the bare ceiling runs the spec floor (bench/lib/spec-floor.js: the bare
  * ceiling plus only the work RCP/1 requires of a gateway), so the gateway's excess over the bare
@@ -44,8 +44,10 @@ const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'retrieve', params:
 const verify = (text) => text.includes('"hits":[{') && !text.includes('"degraded"') && !text.includes('"error"');
 const variants = (values.variant.length > 0 ? values.variant : [`gateway=${path.join(ROOT, 'dist/cli/main.js')}`]).map((spec) => {
   const eq = spec.indexOf('=');
-  const [cli, json] = spec.slice(eq + 1).split('@');
-  return { name: spec.slice(0, eq), cli: path.resolve(cli), gateway: json ? JSON.parse(json) : {} };
+  const [target, ...nodeArgs] = spec.slice(eq + 1).split(' ');
+  const at = target.indexOf('@');
+  const [cli, json] = at < 0 ? [target, undefined] : [target.slice(0, at), target.slice(at + 1)];
+  return { name: spec.slice(0, eq), cli: path.resolve(cli), gateway: json ? JSON.parse(json) : {}, nodeArgs: nodeArgs.filter(Boolean) };
 });
 for (const spec of values['floor-variant']) {
   const eq = spec.indexOf('=');
@@ -75,7 +77,7 @@ try {
       ? await startBare(urls)
       : v.floor
         ? await startSpecFloor(urls, { skip: v.skip, args: v.args })
-        : await startGateway(urls, { cli: v.cli, gateway: v.gateway });
+        : await startGateway(urls, { cli: v.cli, gateway: v.gateway, nodeArgs: v.nodeArgs });
     v.pids = () => (v.bare || v.floor ? [v.proc.pid] : processTree(v.proc.pid));
     pin(v.pids(), 1);
     v.target = { url: `${v.proc.url}/retrieve`, body, verify };

@@ -7,11 +7,14 @@
  * per-request cost the CPU diet works on (bench/RESULTS.md, "CPU diet").
  *
  *   node bench/core-cost.js [--engines 1] [--seconds 6] [--concurrency 32] [--hits 20]
- *        [--delay-ms 0] [--dist DIR] [--against DIR]
+ *        [--delay-ms 0] [--dist DIR] [--against DIR] [--observed [--log-level info]] [--observed-pair]
  *
  * --delay-ms makes each engine answer after a timer, so requests interleave as they do under
  * real load. --against loads a second build into the same process and alternates between the
- * two in short slices (paired figures: a drift in machine speed hits both alike).
+ * two in short slices (paired figures: a drift in machine speed hits both alike). --observed
+ * wraps the gateway as `serve` does (node/operations.ts: metrics, the info request line, here
+ * written to /dev/null), so the observation layer is priced too; --observed-pair runs the build
+ * both ways in one process.
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -28,6 +31,9 @@ const { values } = parseArgs({
     'delay-ms': { type: 'string', default: '0' },
     dist: { type: 'string', default: path.join(ROOT, 'dist') },
     against: { type: 'string' },
+    observed: { type: 'boolean', default: false },
+    'observed-pair': { type: 'boolean', default: false },
+    'log-level': { type: 'string', default: 'info' },
   },
 });
 const HITS = Number(values.hits);
@@ -58,7 +64,7 @@ function memoryTransports(config) {
   };
 }
 
-async function build(distDir) {
+async function build(distDir, observed = values.observed) {
   const load = (file) => import(pathToFileURL(path.join(path.resolve(distDir), file)).href);
   const { ConfigSchema } = await load('core/config/schema.js');
   const { Gateway } = await load('core/gateway/gateway.js');
@@ -77,16 +83,34 @@ async function build(distDir) {
     })),
     gateway: { logLevel: 'silent' },
   });
-  const gateway = new Gateway(config, { logger: silentLogger(), transports: memoryTransports });
+  let service;
+  let sessionOptions = {};
+  let gateway;
+  if (observed) {
+    const { Operations } = await load('node/operations.js');
+    const { default: pino } = await import('pino');
+    const logger = pino(
+      { level: values['log-level'], base: { svc: 'rcp-gateway' }, timestamp: pino.stdTimeFunctions.isoTime },
+      pino.destination({ dest: '/dev/null', sync: false }),
+    );
+    const ops = new Operations(config, logger);
+    gateway = new Gateway(config, { logger, hooks: ops.hooks, transports: memoryTransports });
+    service = ops.attach(gateway);
+    sessionOptions = ops.sessionOptions();
+  } else {
+    gateway = new Gateway(config, { logger: silentLogger(), transports: memoryTransports });
+    service = gateway;
+  }
   await gateway.start();
   let id = 0;
   const one = async () => {
-    const session = new Session(gateway, { transport: 'http', stateless: true });
+    const session = new Session(service, { transport: 'http', stateless: true, ...sessionOptions });
     const value = { jsonrpc: '2.0', id: ++id, method: 'retrieve', params: { query: 'rank fusion', k: 10 } };
     const text = JSON.stringify(await session.handle({ value, headers: {} }));
     if (!text.includes('"hits":[{')) throw new Error(`unexpected answer: ${text.slice(0, 300)}`);
   };
-  return { name: path.relative(process.cwd(), path.resolve(distDir)) || distDir, gateway, one, cpu: 0, done: 0 };
+  const name = path.relative(process.cwd(), path.resolve(distDir)) || distDir;
+  return { name: observed ? `${name} (observed)` : name, gateway, one, cpu: 0, done: 0 };
 }
 
 async function drive(subject, ms) {
@@ -107,6 +131,7 @@ async function drive(subject, ms) {
 
 const subjects = [await build(values.dist)];
 if (values.against) subjects.push(await build(values.against));
+else if (values['observed-pair']) subjects.push(await build(values.dist, !values.observed));
 for (const s of subjects) await drive(s, 1_000); // warm-up
 const slices = Math.max(1, Math.round((Number(values.seconds) * 1000) / 500));
 for (let i = 0; i < slices; i++) {

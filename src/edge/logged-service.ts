@@ -1,9 +1,8 @@
 /**
- * The gateway as the edge serves it: the trace id resolved once per request (W3C `traceparent`,
- * else `_meta.traceId`, else generated) and handed down in `_meta.traceId`, so the engines, the
- * answer's `_meta` and the request line carry the same one; and at the end (session
- * `onFinished`) the one info line per request, built by the core's request-log — the same line
- * the Node gateway writes. The edge has no metrics registry (docs/edge.md): these lines are what
+ * The gateway as the edge serves it: at the end of each request (session `onFinished`) the one
+ * info line, built by the core's request-log from the answer and the request's context (its trace
+ * id is the one the session resolved, which the engines and the answer's `_meta` carry too) — the
+ * same line the Node gateway writes. The edge has no metrics registry (docs/edge.md): these lines are what
  * a log pipeline counts.
  */
 import type { Principal } from '../core/auth/principal.js';
@@ -11,18 +10,12 @@ import type { InitializeResult } from '../core/protocol/capabilities.js';
 import type { JsonObject } from '../core/protocol/jsonrpc.js';
 import type { CallContext, RcpService } from '../core/service/contract.js';
 import type { FinishedInfo } from '../core/session/session.js';
-import { traceContext } from '../core/federation/trace.js';
 import { queryText, requestLine } from '../core/observability/request-log.js';
 import type { ConsoleLogger } from './console-logger.js';
 
-interface RequestRecord {
-  traceId: string;
-  query?: string;
-}
-
 export class LoggedService implements RcpService {
-  /** Keyed by the session's CallContext, which comes back in FinishedInfo.ctx. */
-  private readonly records = new WeakMap<CallContext, RequestRecord>();
+  /** The query text per request, kept only when `logQueries` is on; keyed by the session's CallContext, which comes back in FinishedInfo.ctx. */
+  private readonly queries = new WeakMap<CallContext, string>();
 
   constructor(
     private readonly inner: RcpService,
@@ -39,21 +32,17 @@ export class LoggedService implements RcpService {
   }
 
   call(method: string, params: JsonObject, ctx: CallContext): Promise<JsonObject> {
-    const traceId = traceContext(ctx.headers, ctx.meta.traceId).traceId;
-    const query = this.logQueries ? queryText(params) : undefined;
-    this.records.set(ctx, { traceId, ...(query !== undefined ? { query } : {}) });
-    // The header still wins downstream (traceContext), and it names this same id.
-    return this.inner.call(method, params, { ...ctx, meta: { ...ctx.meta, traceId } });
+    if (this.logQueries) {
+      const query = queryText(params);
+      if (query !== undefined) this.queries.set(ctx, query);
+    }
+    return this.inner.call(method, params, ctx);
   }
 
   readonly onFinished = (info: FinishedInfo): void => {
     if (!this.logger.isLevelEnabled('info')) return;
-    const record = info.ctx ? this.records.get(info.ctx) : undefined;
-    const line = requestLine(info, {
-      logQueries: this.logQueries,
-      ...(record?.traceId ? { traceId: record.traceId } : {}),
-      ...(record?.query !== undefined ? { query: record.query } : {}),
-    });
+    const query = info.ctx ? this.queries.get(info.ctx) : undefined;
+    const line = requestLine(info, { logQueries: this.logQueries, ...(query !== undefined ? { query } : {}) });
     this.logger.info({ ...line }, 'request');
   };
 }

@@ -10,6 +10,7 @@ import { Gateway } from '../core/gateway/gateway.js';
 import { nodeTransports } from '../node/upstream/factory.js';
 import type { GatewayConfig } from '../core/config/schema.js';
 import type { CallContext } from '../core/service/contract.js';
+import { traceContext } from '../core/protocol/trace.js';
 import type { EngineHit } from '../core/federation/fusion/types.js';
 import { isJsonObject, type JsonObject } from '../core/protocol/jsonrpc.js';
 import { configArms, fuseArm, listDepth, type EngineLimits, type EngineList, type ResolvedArm } from './arm-fusion.js';
@@ -154,6 +155,7 @@ export class InProcessGateway implements Backend {
       progress: undefined,
       log: undefined,
       meta: {},
+      trace: traceContext({}, undefined),
       transport: 'stdio',
       headers: {},
     };

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OpenedAdapter } from '../../src/adapters/open.js';
 import type { CallContext } from '../../src/core/service/contract.js';
+import { traceContext } from '../../src/core/protocol/trace.js';
 import { RcpError } from '../../src/core/protocol/errors.js';
 import { DOCS, FILTER_CASES, HOSTILE_STRINGS, REJECTED_FILTERS } from './fixtures.js';
 
@@ -32,6 +33,7 @@ function context(): CallContext {
     progress: undefined,
     log: undefined,
     meta: {},
+    trace: traceContext({}, undefined),
     transport: 'stdio',
     headers: {},
   };

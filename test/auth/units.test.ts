@@ -20,6 +20,7 @@ import { Authenticator } from '../../src/core/auth/authenticator.js';
 import { GuardedService } from '../../src/core/auth/guarded-service.js';
 import type { Logger } from '../../src/core/observability/logger.js';
 import type { CallContext } from '../../src/core/service/contract.js';
+import { traceContext } from '../../src/core/protocol/trace.js';
 import type { FinishedInfo } from '../../src/core/session/session.js';
 import { AUDIENCE, ISSUER, keyHash, rsaSigner } from './support.js';
 
@@ -217,6 +218,7 @@ describe('guarded service', () => {
     progress: undefined,
     log: undefined,
     meta: {},
+    trace: traceContext({}, undefined),
     transport: 'stdio',
     headers: {},
     ...over,

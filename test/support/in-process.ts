@@ -18,6 +18,7 @@ import { ErrorCode, RcpError } from '../../src/core/protocol/errors.js';
 import type { JsonObject, NotificationMessage, ResponseMessage } from '../../src/core/protocol/jsonrpc.js';
 import { parseRequestMeta } from '../../src/core/protocol/params.js';
 import type { CallContext, LogEntry, ProgressUpdate } from '../../src/core/service/contract.js';
+import { traceContext } from '../../src/core/protocol/trace.js';
 import { Session } from '../../src/core/session/session.js';
 import type { EngineHooks } from '../../src/core/upstream/engine.js';
 import { inMemoryTransports } from '../../src/core/upstream/in-memory.js';
@@ -154,6 +155,7 @@ function contextFor(
     progress: options.onProgress,
     log: options.onLog,
     meta,
+    trace: traceContext(options.headers ?? {}, meta.traceId),
     transport: 'http',
     headers: options.headers ?? {},
   };

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigSchema } from '../../src/core/config/schema.js';
 import type { JsonObject } from '../../src/core/protocol/jsonrpc.js';
 import type { CallContext } from '../../src/core/service/contract.js';
+import { traceContext } from '../../src/core/protocol/trace.js';
 import type { FederationContext } from '../../src/core/federation/context.js';
 import { legScope, runLeg } from '../../src/core/federation/leg.js';
 import { outcomeOf } from '../../src/core/resilience/breaker.js';
@@ -47,6 +48,7 @@ async function setup(
     progress: undefined,
     log: undefined,
     meta: { traceId: '0af7651916cd43dd8448eb211c80319c' },
+    trace: traceContext({}, '0af7651916cd43dd8448eb211c80319c'),
     transport: 'http',
     headers: {},
   };

@@ -16,7 +16,7 @@ import {
 } from '../../src/core/federation/cursor.js';
 import { nodeCursorDigests } from '../../src/node/crypto/cursor-digests.js';
 import { dedupKey } from '../../src/core/federation/fusion/dedup.js';
-import { traceContext } from '../../src/core/federation/trace.js';
+import { traceContext } from '../../src/core/protocol/trace.js';
 
 const SECRET = 'a-shared-secret-of-some-length';
 

@@ -19,7 +19,7 @@ import type { Engine } from '../upstream/engine.js';
 import { UpstreamError, publicDetail } from '../upstream/errors.js';
 import type { DegradedEntry, FederationContext } from './context.js';
 import { logLegFailure } from './sanitize.js';
-import { traceContext, type TraceContext } from './trace.js';
+import type { TraceContext } from '../protocol/trace.js';
 
 export interface LegFailure extends DegradedEntry {
   error: UpstreamError;
@@ -48,7 +48,7 @@ export type LegOutcome = { ok: true; result: JsonObject } | { ok: false; error: 
 
 /** Every forwarded call starts here, so none can leave without the §16.2 hop budget (throws at depth 0). */
 export function legScope(ctx: CallContext, fed: FederationContext): LegScope {
-  return { ctx, fed, trace: traceContext(ctx.headers, ctx.meta.traceId), forward: federationForward(ctx, fed), notes: [] };
+  return { ctx, fed, trace: ctx.trace, forward: federationForward(ctx, fed), notes: [] };
 }
 
 /**

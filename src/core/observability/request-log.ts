@@ -64,7 +64,7 @@ export function queryText(params: JsonObject): string | undefined {
   return text.length > MAX_QUERY_CHARS ? `${text.slice(0, MAX_QUERY_CHARS)}…` : text;
 }
 
-export function requestLine(info: FinishedInfo, extra: { traceId?: string; query?: string; logQueries: boolean }): RequestLine {
+export function requestLine(info: FinishedInfo, extra: { query?: string; logQueries: boolean }): RequestLine {
   const { response } = info;
   const id = typeof response.id === 'string' && response.id.length > MAX_ID_CHARS ? `${response.id.slice(0, MAX_ID_CHARS)}…` : response.id;
   const result = 'result' in response ? response.result : undefined;
@@ -79,7 +79,7 @@ export function requestLine(info: FinishedInfo, extra: { traceId?: string; query
     engines: enginesOf(result),
   };
   if (degraded.length > 0) line.degraded = degraded;
-  if (extra.traceId) line.traceId = extra.traceId;
+  if (info.ctx) line.traceId = info.ctx.trace.traceId;
   if (info.abortReason) line.abort = info.abortReason;
   if (info.ctx) line.deadlineMs = info.ctx.deadlineMs;
   if ('error' in response) line.error = errorSummary(response.error, extra.logQueries);

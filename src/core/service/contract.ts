@@ -6,6 +6,7 @@ import type { InitializeResult } from '../protocol/capabilities.js';
 import type { JsonObject, RequestId } from '../protocol/jsonrpc.js';
 import type { RequestMeta } from '../protocol/params.js';
 import type { Principal } from '../auth/principal.js';
+import type { TraceContext } from '../protocol/trace.js';
 import type { AbortLike } from './cancellation.js';
 
 export interface ProgressUpdate {
@@ -38,6 +39,12 @@ export interface CallContext {
   /** Present only when the client opted into logs (§17.1). */
   log: ((entry: LogEntry) => void) | undefined;
   meta: RequestMeta;
+  /**
+   * The request's trace (W3C `traceparent` header, else `_meta.traceId`, else generated; §16.2),
+   * resolved once where the context is made: every engine, the answer's `_meta` and the request
+   * line carry its `traceId`.
+   */
+  trace: TraceContext;
   transport: 'http' | 'stdio';
   /** Lower-cased inbound HTTP headers (HTTP transport only). */
   headers: Readonly<Record<string, string>>;

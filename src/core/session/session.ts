@@ -36,6 +36,7 @@ import type { InboundRequest, SessionOptions } from './session-options.js';
 import { PendingRequest } from './pending.js';
 import { abortReasonOf, type AbortReason, type CallContext, type LogLevel, type RcpService } from '../service/contract.js';
 import { assertMethodAllowed, deadlineCeiling } from '../auth/principal.js';
+import { traceContext } from '../protocol/trace.js';
 
 export type { FinishedInfo, InboundRequest, SessionOptions } from './session-options.js';
 
@@ -251,6 +252,7 @@ export class Session {
       progress: progressFrames(meta, sink, pending),
       log: logFrames(meta, sink, pending, { clientWantsLogs: this.clientWantsLogs, level: this.clientLogLevel }),
       meta,
+      trace: traceContext(headers, meta.traceId),
       transport: this.options.transport,
       headers,
       ...(this.options.principal ? { principal: this.options.principal } : {}),

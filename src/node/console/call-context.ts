@@ -4,6 +4,7 @@
  */
 import type { CallContext, ProgressUpdate } from '../../core/service/contract.js';
 import type { RequestMeta } from '../../core/protocol/params.js';
+import { traceContext } from '../../core/protocol/trace.js';
 
 let nextId = 1;
 
@@ -33,6 +34,7 @@ export function consoleCall(
     progress,
     log: undefined,
     meta,
+    trace: traceContext({}, meta.traceId),
     transport: 'http',
     headers: {},
   };

@@ -1,10 +1,12 @@
 /**
- * The gateway as the transports see it, with observation around each call: the trace id is
- * resolved once per request (W3C `traceparent` header, else `_meta.traceId`, else generated) and
- * handed down in `_meta.traceId`, so every engine, the response `_meta` and the log line carry
- * the same one; in-flight requests and relayed progress frames are counted; and, when debug
- * logging is on, the request's id and trace id ride along (AsyncLocalStorage) so per-leg debug
- * lines can name them. At the end (session `onFinished`) it writes the request line and metrics.
+ * The gateway as the transports see it, with observation around each call: in-flight requests
+ * and relayed progress frames are counted; when debug logging is on, the request's id and trace
+ * id ride along (AsyncLocalStorage) so per-leg debug lines can name them; at the end (session
+ * `onFinished`) it writes the request line and metrics. The trace itself is resolved once by the
+ * session (`CallContext.trace`), so the engines, the answer's `_meta` and the line carry one id.
+ *
+ * A plain call (no progress asked for, no debug logging) passes the session's context through
+ * unchanged: nothing is allocated per request but the in-flight bookkeeping.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { InitializeResult } from '../../core/protocol/capabilities.js';
@@ -14,16 +16,9 @@ import type { CallContext, ProgressUpdate, RcpService } from '../../core/service
 import type { FinishedInfo } from '../../core/session/session.js';
 import type { EngineHooks } from '../../core/upstream/engine.js';
 import type { FederationHooks } from '../../core/federation/context.js';
-import { traceContext } from '../../core/federation/trace.js';
-import { shallowCopy } from '../../core/protocol/copy.js';
 import type { Logger } from './log.js';
 import type { GatewayMetrics } from './metrics.js';
 import { degradedOf, queryText, requestLine } from '../../core/observability/request-log.js';
-
-interface RequestRecord {
-  traceId: string;
-  query?: string;
-}
 
 interface LegContext {
   id: RequestId;
@@ -38,8 +33,8 @@ export interface ObservedServiceOptions {
 }
 
 export class ObservedService implements RcpService {
-  /** Keyed by the session's CallContext, which comes back in FinishedInfo.ctx. */
-  private readonly records = new WeakMap<CallContext, RequestRecord>();
+  /** The query text per request, kept only when `logQueries` is on; keyed by the session's CallContext, which comes back in FinishedInfo.ctx. */
+  private readonly queries = new WeakMap<CallContext, string>();
   private readonly legContext = new AsyncLocalStorage<LegContext>();
 
   constructor(
@@ -55,40 +50,32 @@ export class ObservedService implements RcpService {
     return this.inner.defaultDeadlineMs;
   }
 
-  async call(method: string, params: JsonObject, ctx: CallContext): Promise<JsonObject> {
+  call(method: string, params: JsonObject, ctx: CallContext): Promise<JsonObject> {
     const { metrics } = this.options;
-    const traceId = traceContext(ctx.headers, ctx.meta.traceId).traceId;
-    const record: RequestRecord = { traceId };
     if (this.options.logQueries()) {
       const query = queryText(params);
-      if (query !== undefined) record.query = query;
+      if (query !== undefined) this.queries.set(ctx, query);
     }
-    this.records.set(ctx, record);
     const progress = ctx.progress;
-    // The header still wins downstream (traceContext), and it names this same id.
-    const meta = shallowCopy(ctx.meta); // then extended: core/protocol/copy.ts
-    meta.traceId = traceId;
-    const inner: CallContext = {
-      ...ctx,
-      meta,
-      progress: progress
-        ? (update: ProgressUpdate): void => {
+    const inner: CallContext = progress
+      ? {
+          ...ctx,
+          progress: (update: ProgressUpdate): void => {
             metrics.progressFrame();
             progress(update);
-          }
-        : undefined,
-    };
+          },
+        }
+      : ctx;
     metrics.requestStarted();
-    try {
-      // Only pay for async context propagation when someone reads the per-leg lines.
-      if (this.options.logger.isLevelEnabled('debug')) {
-        return await this.legContext.run({ id: ctx.requestId, traceId }, () => this.inner.call(method, params, inner));
-      }
-      return await this.inner.call(method, params, inner);
-    } finally {
-      metrics.requestEnded();
-    }
+    // Only pay for async context propagation when someone reads the per-leg lines.
+    const answer = this.options.logger.isLevelEnabled('debug')
+      ? this.legContext.run({ id: ctx.requestId, traceId: ctx.trace.traceId }, () => this.inner.call(method, params, inner))
+      : this.inner.call(method, params, inner);
+    answer.then(this.ended, this.ended);
+    return answer;
   }
+
+  private readonly ended = (): void => this.options.metrics.requestEnded();
 
   private requestLogger: Logger | undefined;
 
@@ -111,12 +98,8 @@ export class ObservedService implements RcpService {
     const degraded = degradedOf(result);
     if (degraded.length > 0) metrics.degradedAnswer(info.method, degraded);
     if (!logger.isLevelEnabled('info')) return;
-    const record = info.ctx ? this.records.get(info.ctx) : undefined;
-    const line = requestLine(info, {
-      logQueries: this.options.logQueries(),
-      ...(record?.traceId ? { traceId: record.traceId } : {}),
-      ...(record?.query !== undefined ? { query: record.query } : {}),
-    });
+    const query = info.ctx ? this.queries.get(info.ctx) : undefined;
+    const line = requestLine(info, { logQueries: this.options.logQueries(), ...(query !== undefined ? { query } : {}) });
     this.lineLogger(logger).info(line, 'request');
   };
 
