@@ -4,7 +4,8 @@
  * outside the RCP roster collapse to `x-vendor`/`other`, codes outside §12 to `other`, engine ids
  * come from the config. Never a query, never a hit id.
  *
- * Hot paths touch pre-bound label children (cached per label tuple); gauges that mirror engine
+ * The five metrics every request updates are hot-metrics.ts's (prom-client's exposition, an addition
+ * per update); the others touch pre-bound label children (cached per label tuple); gauges that mirror engine
  * state (breaker, queue depth, readiness) are read at scrape time, so many engines cost nothing
  * per request. Names and labels are documented in the README (Operations) and kept stable.
  */
@@ -14,6 +15,7 @@ import { isCoreMethod, vendorCapabilityOf } from '../../core/protocol/methods.js
 import type { AbortReason } from '../../core/service/contract.js';
 import type { EngineView, MetricsExposition } from '../../core/observability/engine-view.js';
 import { ExperimentMetrics } from './experiment-metrics.js';
+import { HotCounter, HotHistogram } from './hot-metrics.js';
 import { registerReplicaMetrics } from './replica-metrics.js';
 import { listenerMetrics } from './listener-metrics.js';
 
@@ -76,33 +78,34 @@ export class GatewayMetrics implements MetricsExposition {
   private inFlight = 0;
   private streamsOpen = 0;
 
-  private readonly requests = new Counter({
+  // The five updated on every request are hot-metrics.ts's (prom-client's exposition, cheap updates).
+  private readonly requests = new HotCounter({
     name: `${PREFIX}requests_total`,
     help: 'Requests answered, by method and outcome code (0 = success).',
     labelNames: ['method', 'code'],
     registers: [this.registry],
   });
-  private readonly requestSeconds = new Histogram({
+  private readonly requestSeconds = new HotHistogram({
     name: `${PREFIX}request_duration_seconds`,
     help: 'Time from a request arriving to its answer, by method.',
     labelNames: ['method'],
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
-  private readonly engineCalls = new Counter({
+  private readonly engineCalls = new HotCounter({
     name: `${PREFIX}engine_calls_total`,
     help: 'Upstream calls to an engine, by outcome code (0 = success).',
     labelNames: ['engine', 'code'],
     registers: [this.registry],
   });
-  private readonly engineSeconds = new Histogram({
+  private readonly engineSeconds = new HotHistogram({
     name: `${PREFIX}engine_call_duration_seconds`,
     help: 'Latency of upstream calls to an engine (queueing included).',
     labelNames: ['engine'],
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
-  private readonly fanoutWidth = new Histogram({
+  private readonly fanoutWidth = new HotHistogram({
     name: `${PREFIX}fanout_width`,
     help: 'Engines asked per fanned-out request.',
     labelNames: ['method'],
@@ -169,11 +172,6 @@ export class GatewayMetrics implements MetricsExposition {
   /** What the Node listener's connection guards report (listener-metrics.ts). */
   readonly listener = listenerMetrics(this.registry, PREFIX);
 
-  private readonly requestChild = bound((method, code) => this.requests.labels(method!, code!));
-  private readonly requestSecondsChild = bound((method) => this.requestSeconds.labels(method!));
-  private readonly engineCallChild = bound((engine, code) => this.engineCalls.labels(engine!, code!));
-  private readonly engineSecondsChild = bound((engine) => this.engineSeconds.labels(engine!));
-  private readonly fanoutChild = bound((method) => this.fanoutWidth.labels(method!));
   private readonly degradedChild = bound((engine, reason) => this.degradedLegs.labels(engine!, reason!));
   private readonly cancelChild = bound((trigger) => this.cancellations.labels(trigger!));
 
@@ -237,8 +235,8 @@ export class GatewayMetrics implements MetricsExposition {
 
   requestFinished(method: string, code: number, durationMs: number, abortReason: AbortReason | undefined): void {
     const label = methodLabel(method);
-    this.requestChild(label, codeLabel(code)).inc();
-    this.requestSecondsChild(label).observe(durationMs / 1000);
+    this.requests.labels(label, codeLabel(code)).inc();
+    this.requestSeconds.labels(label).observe(durationMs / 1000);
     if (abortReason) this.cancelChild(abortReason).inc();
   }
 
@@ -261,12 +259,12 @@ export class GatewayMetrics implements MetricsExposition {
 
   // ------------------------------------------------------------ engines --
   engineCall(engine: string, code: number, durationMs: number): void {
-    this.engineCallChild(engine, codeLabel(code)).inc();
-    this.engineSecondsChild(engine).observe(durationMs / 1000);
+    this.engineCalls.labels(engine, codeLabel(code)).inc();
+    this.engineSeconds.labels(engine).observe(durationMs / 1000);
   }
 
   fanout(method: string, width: number): void {
-    this.fanoutChild(methodLabel(method)).observe(width);
+    this.fanoutWidth.labels(methodLabel(method)).observe(width);
   }
 
   breakerTransition(engine: string, from: string, to: string): void {
