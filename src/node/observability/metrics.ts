@@ -9,7 +9,7 @@
  * state (breaker, queue depth, readiness) are read at scrape time, so many engines cost nothing
  * per request. Names and labels are documented in the README (Operations) and kept stable.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Aggregator } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics, type Aggregator } from 'prom-client';
 import { ErrorCode } from '../../core/protocol/errors.js';
 import { isCoreMethod, vendorCapabilityOf } from '../../core/protocol/methods.js';
 import type { AbortReason } from '../../core/service/contract.js';
