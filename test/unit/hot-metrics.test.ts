@@ -113,5 +113,6 @@ describe('hot metrics', () => {
     const histogram = new HotHistogram({ name: 'y_seconds', help: 'h', labelNames: ['engine'], buckets: BUCKETS, registers: [registry] });
     expect(() => histogram.labels('e0').observe(Number.NaN)).toThrow(TypeError);
     expect(() => histogram.labels('e0', 'extra')).toThrow(/label values/);
+    expect(() => new HotCounter({ name: 'z_total', help: 'h', labelNames: [], registers: [registry] })).toThrow(/at least one label/);
   });
 });

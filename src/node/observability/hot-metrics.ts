@@ -38,36 +38,51 @@ function register(metric: HotCounter | HotHistogram, registries: ReadonlyArray<R
   for (const registry of registries) registry.registerMetric(metric as unknown as Metric);
 }
 
-/** Children keyed by their label values, in the order they were first used (prom-client's order). */
+/**
+ * Children found by their label values through one Map per label (no key string built per
+ * update), and listed in the order they were first used (prom-client's order).
+ */
 class Children<C extends { labels: Labels }> {
-  private readonly byKey = new Map<string, C>();
+  private readonly root = new Map<string, unknown>();
+  private readonly ordered: C[] = [];
 
   constructor(
     private readonly labelNames: readonly string[],
     private readonly make: (labels: Labels) => C,
-  ) {}
+  ) {
+    // An unlabelled prom-client metric shows a zero before its first update; these are for labelled ones.
+    if (labelNames.length === 0) throw new Error('a hot metric needs at least one label');
+  }
 
   get(values: readonly string[]): C {
-    const key = values.length === 1 ? values[0]! : values.join('\u0000');
-    let child = this.byKey.get(key);
+    if (values.length !== this.labelNames.length) {
+      throw new Error(`expected ${this.labelNames.length} label values, got ${values.length}`);
+    }
+    let level = this.root;
+    const last = values.length - 1;
+    for (let i = 0; i < last; i++) {
+      let next = level.get(values[i]!) as Map<string, unknown> | undefined;
+      if (next === undefined) level.set(values[i]!, (next = new Map()));
+      level = next;
+    }
+    let child = level.get(values[last]!) as C | undefined;
     if (child === undefined) {
-      if (values.length !== this.labelNames.length) {
-        throw new Error(`expected ${this.labelNames.length} label values, got ${values.length}`);
-      }
       const labels: Labels = {};
       for (let i = 0; i < values.length; i++) labels[this.labelNames[i]!] = values[i]!;
       child = this.make(labels);
-      this.byKey.set(key, child);
+      level.set(values[last]!, child);
+      this.ordered.push(child);
     }
     return child;
   }
 
-  all(): IterableIterator<C> {
-    return this.byKey.values();
+  all(): readonly C[] {
+    return this.ordered;
   }
 
   clear(): void {
-    this.byKey.clear();
+    this.root.clear();
+    this.ordered.length = 0;
   }
 }
 
