@@ -19,6 +19,7 @@ import type { FederationHooks } from '../../core/federation/context.js';
 import type { Logger } from './log.js';
 import type { GatewayMetrics } from './metrics.js';
 import { degradedOf, queryText, requestLine } from '../../core/observability/request-log.js';
+import { writeRequestLine } from './request-line-writer.js';
 
 interface LegContext {
   id: RequestId;
@@ -77,19 +78,6 @@ export class ObservedService implements RcpService {
 
   private readonly ended = (): void => this.options.metrics.requestEnded();
 
-  private requestLogger: Logger | undefined;
-
-  /**
-   * The request line goes through a child logger without redaction: the line is built from a
-   * fixed set of fields (request-log.ts) that never holds headers, env or secrets, and scanning
-   * it for the redact paths cost several times the rest of the line. Re-made when the level
-   * changes (a reload), since a child keeps the level it was made with.
-   */
-  private lineLogger(logger: Logger): Logger {
-    if (this.requestLogger?.level !== logger.level) this.requestLogger = logger.child({}, { redact: { paths: [] } });
-    return this.requestLogger;
-  }
-
   /** Session `onFinished`: metrics for every request, the info request line. */
   readonly onFinished = (info: FinishedInfo): void => {
     const { metrics, logger } = this.options;
@@ -100,7 +88,7 @@ export class ObservedService implements RcpService {
     if (!logger.isLevelEnabled('info')) return;
     const query = info.ctx ? this.queries.get(info.ctx) : undefined;
     const line = requestLine(info, { logQueries: this.options.logQueries(), ...(query !== undefined ? { query } : {}) });
-    this.lineLogger(logger).info(line, 'request');
+    writeRequestLine(logger, line);
   };
 
   /** Hooks for the federation and the engines: metrics, and per-leg debug lines. */

@@ -1,0 +1,99 @@
+/**
+ * The request line written by hand (src/node/observability/request-line-writer.ts) must be the
+ * line pino writes for `logger.info(line, 'request')`, byte for byte, for every shape a line
+ * takes; and where the two could differ (a lone surrogate, which pino passes through raw) it
+ * must stay valid JSON meaning the same thing.
+ */
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import type { RequestLine } from '../../src/core/observability/request-log.js';
+import { writeRequestLine } from '../../src/node/observability/request-line-writer.js';
+
+/** A logger as createLogger makes it (base binding, ISO time), writing into an array; the clock is fixed. */
+function capture(options: pino.LoggerOptions = {}): { logger: pino.Logger; lines: string[] } {
+  const lines: string[] = [];
+  const logger = pino(
+    { level: 'info', base: { svc: 'rcp-gateway' }, timestamp: () => ',"time":"2026-12-02T05:00:00.000Z"', ...options },
+    { write: (line: string) => lines.push(line) },
+  );
+  return { logger, lines };
+}
+
+const LINES: RequestLine[] = [
+  {
+    method: 'retrieve',
+    id: 1,
+    transport: 'http',
+    code: 0,
+    outcome: 'ok',
+    latencyMs: 2.3,
+    engines: ['e0'],
+    traceId: 'a'.repeat(32),
+    deadlineMs: 10_000,
+  },
+  {
+    method: 'retrieve',
+    id: 'req "quoted" \\ back\nslash',
+    code: 0,
+    outcome: 'degraded',
+    latencyMs: 0,
+    engines: ['web', 'local'],
+    degraded: [{ engine: 'slow', reason: 'timeout', code: -32014 }],
+    abort: 'deadline',
+    query: 'fusion — ünïcode \u2028 and \t tabs and a 🚀',
+  },
+  {
+    method: 'embed',
+    id: null,
+    code: -32010,
+    outcome: 'error',
+    latencyMs: 12.5,
+    engines: [],
+    error: {
+      code: -32010,
+      reason: 'all-failed',
+      retryable: true,
+      engines: [{ engine: 'a', reason: null }],
+      message: 'every engine failed',
+    },
+  },
+  { method: 'x-vendor/thing', id: 'x'.repeat(129), code: -32601, outcome: 'error', latencyMs: Number.NaN, engines: [] },
+];
+
+describe('the hand-written request line', () => {
+  it.each(LINES.map((line, i) => [i, line] as const))('equals pino’s own line (shape %i)', (_i, line) => {
+    const byPino = capture();
+    byPino.logger.info(line, 'request');
+    const byHand = capture();
+    writeRequestLine(byHand.logger, line);
+    expect(byHand.lines).toEqual(byPino.lines);
+    expect(byHand.lines[0]!.endsWith('"msg":"request"}\n')).toBe(true);
+  });
+
+  it('follows the logger: its bindings, time function and message key', () => {
+    const byPino = capture({ messageKey: 'message', timestamp: false });
+    const child = byPino.logger.child({ worker: 2 });
+    child.info(LINES[0]!, 'request');
+    const byHand = capture({ messageKey: 'message', timestamp: false });
+    writeRequestLine(byHand.logger.child({ worker: 2 }), LINES[0]!);
+    expect(byHand.lines).toEqual(byPino.lines);
+  });
+
+  it('keeps a lone surrogate valid JSON (pino would pass it through raw)', () => {
+    const { logger, lines } = capture();
+    writeRequestLine(logger, { ...LINES[0]!, id: 'bad \ud800 id' });
+    expect(JSON.parse(lines[0]!).id).toBe('bad \ud800 id');
+    expect(lines[0]).toContain('\\ud800');
+  });
+
+  it('hands the line to pino when the destination wants per-line metadata (multistream)', () => {
+    const lines: string[] = [];
+    const logger = pino(
+      { level: 'info', base: { svc: 'rcp-gateway' } },
+      pino.multistream([{ stream: { write: (l: string) => lines.push(l) } }]),
+    );
+    writeRequestLine(logger, LINES[0]!);
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 30, svc: 'rcp-gateway', method: 'retrieve', msg: 'request' });
+  });
+});
