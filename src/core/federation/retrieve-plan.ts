@@ -21,8 +21,25 @@ import { allowedEngines, gatewayOptions, type GatewayOptions } from './vendor.js
 
 const DEFAULT_K = 10;
 
+/**
+ * The most common request, `query` text and an optional positive integer `k` and nothing else:
+ * what the schema would give back for it, without running the schema (the request pays only for
+ * the checks its fields need).
+ */
+function plainRetrieve(params: JsonObject, maxK: number): (RetrieveParams & { k: number }) | undefined {
+  for (const key in params) if (key !== 'query' && key !== 'k') return undefined;
+  const { query, k } = params;
+  if (typeof query !== 'string') return undefined;
+  if (k === undefined) return { query, k: Math.min(DEFAULT_K, maxK) };
+  // §4.6: 53-bit integers only; anything else goes to the schema for its -32602.
+  if (typeof k !== 'number' || !Number.isSafeInteger(k) || k < 1) return undefined;
+  return { query, k: Math.min(k, maxK) };
+}
+
 /** §7.7 / §3.3: structural checks before any engine is asked. Clamps k to maxK (not an error, §12). */
 export function validateRetrieve(params: JsonObject, maxK: number): RetrieveParams & { k: number } {
+  const plain = plainRetrieve(params, maxK);
+  if (plain) return plain;
   const parsed = parseParams(RetrieveParamsSchema, params);
   const k = Math.min(parsed.k ?? DEFAULT_K, maxK);
   const topN = parsed.rerank ? parsed.rerank.topN : undefined;
