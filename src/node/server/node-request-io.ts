@@ -42,13 +42,7 @@ export function nodeRequestIo(options: NodeRequestIoOptions = {}): RequestIo<Nod
     readBody: (c, maxBytes) => {
       const incoming = incomingOf(c);
       if (!incoming) return web.readBody(c, maxBytes);
-      observer.bodyReadStarted();
-      const read = readIncoming(incoming, maxBytes, bodyTimeoutMs);
-      read.then(observer.bodyReadEnded, (err: unknown) => {
-        observer.bodyReadEnded();
-        if (err instanceof BodyTimeoutError) observer.bodyTimedOut();
-      });
-      return read;
+      return readIncoming(incoming, maxBytes, bodyTimeoutMs, observer);
     },
     headers: (c) => {
       const incoming = incomingOf(c);
@@ -76,32 +70,37 @@ function incomingOf(c: NodeContext): IncomingMessage | undefined {
 /**
  * The body as text, or undefined once it exceeds `maxBytes` (a chunked body has no declared length
  * to check first); rejects with BodyTimeoutError after `idleMs` without a byte (0 = no limit).
+ * One idle timer per read, pushed back on each chunk (`refresh`), and the observer told when
+ * the read starts and ends.
  */
-function readIncoming(incoming: IncomingMessage, maxBytes: number, idleMs: number): Promise<string | undefined> {
+function readIncoming(
+  incoming: IncomingMessage,
+  maxBytes: number,
+  idleMs: number,
+  observer: ListenerObserver,
+): Promise<string | undefined> {
+  observer.bodyReadStarted();
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const arm = (): void => {
-      if (idleMs <= 0) return;
-      clearTimeout(timer);
-      timer = setTimeout(onIdle, idleMs);
-    };
     const onIdle = (): void => {
       done();
+      observer.bodyTimedOut();
       // The rest of the body is never read: the 408 answer closes the connection.
       incoming.pause();
       reject(new BodyTimeoutError(idleMs));
     };
+    const timer = idleMs > 0 ? setTimeout(onIdle, idleMs) : undefined;
     const done = (): void => {
       clearTimeout(timer);
       incoming.off('data', onData);
       incoming.off('end', onEnd);
       incoming.off('error', onError);
       incoming.off('close', onClose);
+      observer.bodyReadEnded();
     };
     const onData = (chunk: Buffer): void => {
-      arm();
+      timer?.refresh();
       size += chunk.length;
       if (size > maxBytes) {
         done();
@@ -127,7 +126,6 @@ function readIncoming(incoming: IncomingMessage, maxBytes: number, idleMs: numbe
     incoming.on('end', onEnd);
     incoming.on('error', onError);
     incoming.on('close', onClose);
-    arm();
   });
 }
 
