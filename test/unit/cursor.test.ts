@@ -107,3 +107,71 @@ describe('gateway cursors', () => {
     expect(rejection(() => openCursor(token, key, { method: 'retrieve', fingerprint }, 1_000)).code).toBe(-32602);
   });
 });
+
+/**
+ * The cursor format is pinned byte for byte (portable-crypto.test.ts): the fingerprint and the
+ * sealed payload must stay what the first implementation made, written here as it was
+ * (object rest, spread, map/join), for random JSON params.
+ */
+describe('cursor bytes against the reference implementation', () => {
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const referenceCanonical = (value: unknown): string => {
+    if (Array.isArray(value)) return `[${value.map(referenceCanonical).join(',')}]`;
+    if (isObject(value)) {
+      const keys = Object.keys(value)
+        .filter((k) => value[k] !== undefined)
+        .sort();
+      return `{${keys.map((k) => `${JSON.stringify(k)}:${referenceCanonical(value[k])}`).join(',')}}`;
+    }
+    return JSON.stringify(value) ?? 'null';
+  };
+  const referenceFingerprintText = (params: Record<string, unknown>, vendorKey: string): string => {
+    const { cursor: _cursor, _meta, ...rest } = params;
+    const vendor = isObject(_meta) ? _meta[vendorKey] : undefined;
+    return referenceCanonical(vendor === undefined ? rest : { ...rest, [`_meta.${vendorKey}`]: vendor });
+  };
+
+  // A small deterministic generator of JSON-ish values (seeded LCG), with the keys that matter here.
+  let seed = 12345;
+  const next = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  const KEYS = ['query', 'k', 'cursor', '_meta', 'x-rcpgw', '_meta.x-rcpgw', 'filter', 'a', 'é', '__proto__', 'b b', 'Z'];
+  const value = (depth: number): unknown => {
+    const pick = next(depth > 2 ? 6 : 9);
+    if (pick === 0) return null;
+    if (pick === 1) return next(1000) - 500;
+    if (pick === 2) return next(2) === 0;
+    if (pick === 3) return `s${next(100)}"\\\n`;
+    if (pick === 4) return 0.1 * next(100);
+    if (pick === 5) return undefined;
+    if (pick === 6) return Array.from({ length: next(4) }, () => value(depth + 1));
+    return object(depth + 1);
+  };
+  const object = (depth: number): Record<string, unknown> => {
+    const out: Record<string, unknown> = {};
+    for (let i = next(5); i > 0; i--)
+      Object.defineProperty(out, KEYS[next(KEYS.length)]!, { value: value(depth), enumerable: true, writable: true, configurable: true });
+    return out;
+  };
+
+  it('fingerprints exactly as before for 2,000 random requests', async () => {
+    const { hash } = await import('node:crypto');
+    // Native and portable digests give the same bytes (portable-crypto.test.ts): whichever is installed.
+    for (let i = 0; i < 2_000; i++) {
+      const params = object(0);
+      if (next(2) === 0) params._meta = { 'x-rcpgw': value(1), traceId: 't' };
+      const expected = hash('sha256', referenceFingerprintText(params, 'x-rcpgw'), 'base64url').slice(0, 22);
+      expect(requestFingerprint(params as never, 'x-rcpgw')).toBe(expected);
+      expect(canonicalJson(params)).toBe(referenceCanonical(params));
+    }
+  });
+
+  it('seals the same payload bytes as `{ v: 1, ...payload }`', () => {
+    const p = payload();
+    const token = sealCursor(p, key);
+    const body = token.slice(0, token.indexOf('.'));
+    expect(Buffer.from(body, 'base64url').toString('utf8')).toBe(JSON.stringify({ v: 1, ...p }));
+  });
+});

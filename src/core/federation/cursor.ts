@@ -124,7 +124,15 @@ function decodeBase64url(text: string): Uint8Array | undefined {
 }
 
 export function sealCursor(payload: CursorPayload, key: Uint8Array): string {
-  const body = digests.encodeText(JSON.stringify({ v: VERSION, ...payload }));
+  // The payload's fields in their order after the version (what `{ v, ...payload }` gives), built as one literal.
+  const sealed = {
+    v: VERSION,
+    method: payload.method,
+    fingerprint: payload.fingerprint,
+    expiresAt: payload.expiresAt,
+    position: payload.position,
+  };
+  const body = digests.encodeText(JSON.stringify(sealed));
   return `${body}.${digests.mac(key, body, MAC_BYTES)}`;
 }
 
@@ -199,23 +207,40 @@ function parsePayload(value: unknown): CursorPayload | undefined {
 /**
  * A stable digest of what makes a request the same request: its params minus `cursor` and minus
  * per-call `_meta` (progress token, deadline, trace, federation path), but including the gateway's
- * own `_meta["x-rcpgw"]` options, which change the fusion.
+ * own `_meta["x-rcpgw"]` options, which change the fusion. The digested text is the canonical JSON
+ * of those params with the vendor options under the key `_meta.<vendorKey>`.
  */
 export function requestFingerprint(params: JsonObject, vendorKey: string): string {
-  const { cursor: _cursor, _meta, ...rest } = params;
-  const vendor = isJsonObject(_meta) ? _meta[vendorKey] : undefined;
-  const canonical = canonicalJson(vendor === undefined ? rest : { ...rest, [`_meta.${vendorKey}`]: vendor });
-  return digests.digest(canonical).slice(0, 22);
+  const meta = params._meta;
+  const vendor = isJsonObject(meta) ? meta[vendorKey] : undefined;
+  const keys: string[] = [];
+  for (const key of Object.keys(params)) if (key !== 'cursor' && key !== '_meta' && params[key] !== undefined) keys.push(key);
+  const vendorField = `_meta.${vendorKey}`;
+  if (vendor !== undefined && !keys.includes(vendorField)) keys.push(vendorField);
+  keys.sort();
+  let canonical = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const value = key === vendorField && vendor !== undefined ? vendor : params[key];
+    canonical += `${i > 0 ? ',' : ''}${JSON.stringify(key)}:${canonicalJson(value)}`;
+  }
+  return digests.digest(`${canonical}}`).slice(0, 22);
 }
 
 /** JSON with object keys sorted, so equal values always hash equally. */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += `${i > 0 ? ',' : ''}${canonicalJson(value[i])}`;
+    return `${out}]`;
+  }
   if (isJsonObject(value)) {
-    const keys = Object.keys(value)
-      .filter((k) => value[k] !== undefined)
-      .sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(',')}}`;
+    const keys: string[] = [];
+    for (const key of Object.keys(value)) if (value[key] !== undefined) keys.push(key);
+    keys.sort();
+    let out = '{';
+    for (let i = 0; i < keys.length; i++) out += `${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:${canonicalJson(value[keys[i]!])}`;
+    return `${out}}`;
   }
   return JSON.stringify(value) ?? 'null';
 }
