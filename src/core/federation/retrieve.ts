@@ -74,22 +74,21 @@ export async function federatedRetrieve(rawParams: JsonObject, ctx: CallContext,
 
   const usage: JsonObject = { candidates, latencyMs: Math.round(performance.now() - started) };
   if (plan.notes.length > 0) usage.notes = plan.notes;
-  return {
-    hits: fused.hits,
-    ...(fused.nextCursor !== undefined ? { nextCursor: fused.nextCursor } : {}),
-    usage,
-    _meta: {
-      engines: lists.map((list) => list.engine),
-      ...(degraded.length > 0 ? { degraded } : {}),
-      fusion: fused.method,
-      traceId: outcome.traceId,
-      deadlineMs: ctx.deadlineMs,
-      // Asked-for debugging aid (vendor.ts `lineage`); the first page only, where `lists` is what was fused.
-      ...(plan.options.lineage && !plan.resume
-        ? { [VENDOR_KEY]: { lineage: fusionLineage(lists, fused.hits, fused.method, plan.options.rrfK) } }
-        : {}),
-    },
-  };
+  // Built field by field in the answer's key order: the optional fields are set, not spread in.
+  const meta: JsonObject = { engines: lists.map((list) => list.engine) };
+  if (degraded.length > 0) meta.degraded = degraded;
+  meta.fusion = fused.method;
+  meta.traceId = outcome.traceId;
+  meta.deadlineMs = ctx.deadlineMs;
+  // Asked-for debugging aid (vendor.ts `lineage`); the first page only, where `lists` is what was fused.
+  if (plan.options.lineage && !plan.resume) {
+    meta[VENDOR_KEY] = { lineage: fusionLineage(lists, fused.hits, fused.method, plan.options.rrfK) };
+  }
+  const answer: JsonObject = { hits: fused.hits };
+  if (fused.nextCursor !== undefined) answer.nextCursor = fused.nextCursor;
+  answer.usage = usage;
+  answer._meta = meta;
+  return answer;
 }
 
 /**

@@ -46,10 +46,15 @@ export interface EndpointOptions<E extends Env> {
 }
 
 export class RpcEndpoint<E extends Env> {
+  /** What every request's Session is given (HTTP is stateless, §5.2), made once. */
+  private readonly sessionOptions: SessionOptions;
+
   constructor(
     private readonly service: RcpService,
     private readonly options: EndpointOptions<E>,
-  ) {}
+  ) {
+    this.sessionOptions = { transport: 'http', stateless: true, ...options.session };
+  }
 
   readonly handle = async (c: Context<E>): Promise<Response> => {
     const { io, maxBodyBytes } = this.options;
@@ -105,12 +110,7 @@ export class RpcEndpoint<E extends Env> {
     const sessionToken = sessions ? headers[SESSION_HEADER] : undefined;
     if (sessions && sessionToken !== undefined) for (const id of cancelIdsOf(value)) sessions.cancel(sessionToken, id);
     const principal = principalOf(c); // bound by the auth guard (core/auth), when auth is on
-    const session = new Session(this.service, {
-      transport: 'http',
-      stateless: true,
-      ...this.options.session,
-      ...(principal ? { principal } : {}),
-    });
+    const session = new Session(this.service, principal ? { ...this.sessionOptions, principal } : this.sessionOptions);
     const tracked = sessions && sessionToken !== undefined ? sessions.track(sessionToken, requestIdsOf(value), session) : undefined;
     if (tracked && tracked.duplicates.length > 0 && !Array.isArray(value)) {
       tracked.release();

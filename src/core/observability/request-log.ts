@@ -16,7 +16,7 @@ export interface DegradedLeg {
 export interface RequestLine {
   method: string;
   id: RequestId | null;
-  transport?: string;
+  transport?: string | undefined;
   code: number;
   outcome: 'ok' | 'degraded' | 'error';
   latencyMs: number;
@@ -72,7 +72,8 @@ export function requestLine(info: FinishedInfo, extra: { query?: string; logQuer
   const line: RequestLine = {
     method: info.method,
     id,
-    ...(info.ctx ? { transport: info.ctx.transport } : {}),
+    // Absent (undefined, never written) for a request answered before it had a context.
+    transport: info.ctx?.transport,
     code: info.code,
     outcome: info.code !== 0 ? 'error' : degraded.length > 0 ? 'degraded' : 'ok',
     latencyMs: Math.round(info.durationMs * 10) / 10,

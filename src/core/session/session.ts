@@ -32,7 +32,7 @@ import {
 } from '../protocol/params.js';
 import { shedError } from './admission.js';
 import { logFrames, progressFrames, type FrameSink } from './client-frames.js';
-import type { InboundRequest, SessionOptions } from './session-options.js';
+import type { FinishedInfo, InboundRequest, SessionOptions } from './session-options.js';
 import { PendingRequest } from './pending.js';
 import { abortReasonOf, type AbortReason, type CallContext, type LogLevel, type RcpService } from '../service/contract.js';
 import { assertMethodAllowed, deadlineCeiling } from '../auth/principal.js';
@@ -255,8 +255,8 @@ export class Session {
       trace: traceContext(headers, meta.traceId),
       transport: this.options.transport,
       headers,
-      ...(this.options.principal ? { principal: this.options.principal } : {}),
     };
+    if (this.options.principal) ctx.principal = this.options.principal;
     this.service.call(method, params, ctx).then(
       (result) => pending.settle(successResponse(id, result)),
       (err: unknown) => pending.settle(errorResponse(id, toWireError(err))),
@@ -272,15 +272,16 @@ export class Session {
     ctx?: CallContext,
   ): ResponseMessage {
     if (this.options.onFinished) {
-      this.options.onFinished({
+      const info: FinishedInfo = {
         method,
         code: 'error' in response ? response.error.code : 0,
         durationMs: performance.now() - started,
         abortReason,
         response,
-        ...(ctx ? { ctx } : {}),
-        ...(this.options.principal ? { principal: this.options.principal } : {}),
-      });
+      };
+      if (ctx) info.ctx = ctx;
+      if (this.options.principal) info.principal = this.options.principal;
+      this.options.onFinished(info);
     }
     return response;
   }
