@@ -158,5 +158,7 @@ function addLeg(plan: RetrievePlan, engine: Engine, path: readonly string[], ctx
   const legK = Math.min(fusionLegDepth(params.k, fed.settings), funnel, engineMax ?? Infinity);
   const callCap = Math.min(funnel, engineMax ?? Infinity, fed.settings.pageMaxDepth);
   const paged = pagedLeg(plan.resume, engine.id, Math.max(1, legK), callCap, fed.settings.pageMaxDepth);
-  plan.legs.set(engine, { engine, ...paged, ...(omit ? { omit } : {}) });
+  const leg: PagedLeg = { engine, base: paged.base, cap: paged.cap, k: paged.k };
+  if (omit) leg.omit = omit;
+  plan.legs.set(engine, leg);
 }

@@ -111,13 +111,10 @@ class Answers {
 
   list(engine: Engine, hits: RankedList['hits']): RankedList {
     const floor = finiteNumber(engine.capabilities?.retrieve?.scoreFloor);
-    return {
-      engine: engine.id,
-      weight: this.plan.options.weights[engine.id] ?? engine.weight,
-      hits,
-      ...(floor !== undefined ? { scoreFloor: floor } : {}),
-      ...(engine.config.idSpace !== undefined ? { idSpace: engine.config.idSpace } : {}),
-    };
+    const list: RankedList = { engine: engine.id, weight: this.plan.options.weights[engine.id] ?? engine.weight, hits };
+    if (floor !== undefined) list.scoreFloor = floor;
+    if (engine.config.idSpace !== undefined) list.idSpace = engine.config.idSpace;
+    return list;
   }
 }
 

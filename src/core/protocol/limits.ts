@@ -11,6 +11,18 @@ export const MAX_PARAMS_DEPTH = 64;
 
 /** Whether `value` nests objects/arrays deeper than `maxDepth`; iterative, so any depth is safe to check. */
 export function nestsDeeperThan(value: unknown, maxDepth: number): boolean {
+  // Most params are one flat object: no child object, so depth 1 and no walk.
+  if (maxDepth >= 1 && typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    let flat = true;
+    for (const key in value) {
+      const child = (value as Record<string, unknown>)[key];
+      if (typeof child === 'object' && child !== null) {
+        flat = false;
+        break;
+      }
+    }
+    if (flat) return false;
+  }
   const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
   while (stack.length > 0) {
     const { value: current, depth } = stack.pop()!;

@@ -7,6 +7,7 @@
 import { Pool } from 'undici';
 import type { JsonObject } from '../../core/protocol/jsonrpc.js';
 import { methodUrlPath } from '../../core/protocol/methods.js';
+import { shallowCopy } from '../../core/protocol/copy.js';
 import { AnswerReader } from './answer-reader.js';
 import { ByteBudget } from './byte-budget.js';
 import { UpstreamError } from '../../core/upstream/errors.js';
@@ -27,6 +28,8 @@ export class HttpTransport implements UpstreamTransport {
   private readonly pool: Pool;
   private readonly basePath: string;
   private nextId = 1;
+  private readonly jsonHeaders: Record<string, string>;
+  private readonly streamHeaders: Record<string, string>;
 
   constructor(private readonly options: HttpTransportOptions) {
     const url = new URL(options.url);
@@ -36,6 +39,8 @@ export class HttpTransport implements UpstreamTransport {
       pipelining: 1,
     });
     this.basePath = url.pathname.replace(/\/+$/, '');
+    this.jsonHeaders = { 'content-type': 'application/json', accept: 'application/json', ...options.headers };
+    this.streamHeaders = { 'content-type': 'application/json', accept: 'text/event-stream, application/json', ...options.headers };
   }
 
   call(method: string, params: JsonObject, options: UpstreamCallOptions): Promise<JsonObject> {
@@ -72,12 +77,9 @@ export class HttpTransport implements UpstreamTransport {
       // Node: a pending call timer must not keep a finished process alive.
       timer.unref();
       signal?.addEventListener('abort', onAbort, { once: true });
-      const headers: Record<string, string> = {
-        'content-type': 'application/json',
-        accept: token !== undefined ? 'text/event-stream, application/json' : 'application/json',
-        ...this.options.headers,
-        ...options.headers,
-      };
+      // The engine's fixed headers made once (constructor); this call's own (traceparent) set on a copy.
+      const headers = shallowCopy(token !== undefined ? this.streamHeaders : this.jsonHeaders);
+      for (const name in options.headers) headers[name] = options.headers[name]!;
       try {
         this.pool.dispatch({ path: `${this.basePath}/${methodUrlPath(method)}`, method: 'POST', headers, body }, reader);
       } catch (err) {
