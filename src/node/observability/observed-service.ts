@@ -68,10 +68,16 @@ export class ObservedService implements RcpService {
         }
       : ctx;
     metrics.requestStarted();
-    // Only pay for async context propagation when someone reads the per-leg lines.
-    const answer = this.options.logger.isLevelEnabled('debug')
-      ? this.legContext.run({ id: ctx.requestId, traceId: ctx.trace.traceId }, () => this.inner.call(method, params, inner))
-      : this.inner.call(method, params, inner);
+    let answer: Promise<JsonObject>;
+    try {
+      // Only pay for async context propagation when someone reads the per-leg lines.
+      answer = this.options.logger.isLevelEnabled('debug')
+        ? this.legContext.run({ id: ctx.requestId, traceId: ctx.trace.traceId }, () => this.inner.call(method, params, inner))
+        : this.inner.call(method, params, inner);
+    } catch (err) {
+      // A service that throws instead of rejecting is answered the same way, and counted out.
+      answer = Promise.reject(err);
+    }
     answer.then(this.ended, this.ended);
     return answer;
   }
