@@ -4,10 +4,10 @@
  * outside the RCP roster collapse to `x-vendor`/`other`, codes outside §12 to `other`, engine ids
  * come from the config. Never a query, never a hit id.
  *
- * The five metrics every request updates are hot-metrics.ts's (prom-client's exposition, an addition
- * per update); the others touch pre-bound label children (cached per label tuple); gauges that mirror engine
- * state (breaker, queue depth, readiness) are read at scrape time, so many engines cost nothing
- * per request. Names and labels are documented in the README (Operations) and kept stable.
+ * The counters and histograms a request can update (its outcome and duration, each engine call,
+ * the fan-out width, degraded legs, cancellations) are hot-metrics.ts's: prom-client's exposition,
+ * an addition per update. Gauges that mirror engine state (breaker, queue depth, readiness) are
+ * read at scrape time, so many engines cost nothing per request. Names and labels are documented in the README (Operations) and kept stable.
  */
 import { Counter, Gauge, Registry, collectDefaultMetrics, type Aggregator } from 'prom-client';
 import { ErrorCode } from '../../core/protocol/errors.js';
@@ -51,20 +51,6 @@ export function methodLabel(method: string): string {
 
 export function codeLabel(code: number): string {
   return KNOWN_CODES.has(code) ? String(code) : 'other';
-}
-
-/** A tiny memo of label children: one Map lookup per event instead of prom-client's label hashing. */
-function bound<T>(make: (...labels: string[]) => T): (...labels: string[]) => T {
-  const cache = new Map<string, T>();
-  return (...labels) => {
-    const key = labels.join('\u0000');
-    let child = cache.get(key);
-    if (!child) {
-      child = make(...labels);
-      cache.set(key, child);
-    }
-    return child;
-  };
 }
 
 export interface MetricsOptions {
@@ -112,7 +98,7 @@ export class GatewayMetrics implements MetricsExposition {
     buckets: WIDTH_BUCKETS,
     registers: [this.registry],
   });
-  private readonly degradedLegs = new Counter({
+  private readonly degradedLegs = new HotCounter({
     name: `${PREFIX}degraded_total`,
     help: 'Engines dropped from successful answers (_meta.degraded), by engine and reason.',
     labelNames: ['engine', 'reason'],
@@ -153,7 +139,7 @@ export class GatewayMetrics implements MetricsExposition {
     help: 'notifications/progress frames relayed to clients.',
     registers: [this.registry],
   });
-  private readonly cancellations = new Counter({
+  private readonly cancellations = new HotCounter({
     name: `${PREFIX}cancellations_total`,
     help: 'Requests whose work was aborted, by trigger (cancel, disconnect, deadline, shutdown).',
     labelNames: ['trigger'],
@@ -171,9 +157,6 @@ export class GatewayMetrics implements MetricsExposition {
 
   /** What the Node listener's connection guards report (listener-metrics.ts). */
   readonly listener = listenerMetrics(this.registry, PREFIX);
-
-  private readonly degradedChild = bound((engine, reason) => this.degradedLegs.labels(engine!, reason!));
-  private readonly cancelChild = bound((trigger) => this.cancellations.labels(trigger!));
 
   constructor(options: MetricsOptions = {}) {
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
@@ -237,12 +220,12 @@ export class GatewayMetrics implements MetricsExposition {
     const label = methodLabel(method);
     this.requests.labels(label, codeLabel(code)).inc();
     this.requestSeconds.labels(label).observe(durationMs / 1000);
-    if (abortReason) this.cancelChild(abortReason).inc();
+    if (abortReason) this.cancellations.labels(abortReason).inc();
   }
 
   degradedAnswer(method: string, legs: ReadonlyArray<{ engine: string; reason: string }>): void {
     this.degradedAnswers.labels(methodLabel(method)).inc();
-    for (const leg of legs) this.degradedChild(leg.engine, DEGRADED_REASONS.has(leg.reason) ? leg.reason : 'other').inc();
+    for (const leg of legs) this.degradedLegs.labels(leg.engine, DEGRADED_REASONS.has(leg.reason) ? leg.reason : 'other').inc();
   }
 
   progressFrame(): void {
