@@ -213,18 +213,11 @@ function parsePayload(value: unknown): CursorPayload | undefined {
 export function requestFingerprint(params: JsonObject, vendorKey: string): string {
   const meta = params._meta;
   const vendor = isJsonObject(meta) ? meta[vendorKey] : undefined;
-  const keys: string[] = [];
-  for (const key of Object.keys(params)) if (key !== 'cursor' && key !== '_meta' && params[key] !== undefined) keys.push(key);
   const vendorField = `_meta.${vendorKey}`;
-  if (vendor !== undefined && !keys.includes(vendorField)) keys.push(vendorField);
-  keys.sort();
-  let canonical = '{';
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!;
-    const value = key === vendorField && vendor !== undefined ? vendor : params[key];
-    canonical += `${i > 0 ? ',' : ''}${JSON.stringify(key)}:${canonicalJson(value)}`;
-  }
-  return digests.digest(`${canonical}}`).slice(0, 22);
+  const keys = definedKeys(params, (key) => key !== 'cursor' && key !== '_meta');
+  if (vendor === undefined) return digests.digest(canonicalObject(keys, (key) => params[key])).slice(0, 22);
+  if (!keys.includes(vendorField)) keys.push(vendorField);
+  return digests.digest(canonicalObject(keys, (key) => (key === vendorField ? vendor : params[key]))).slice(0, 22);
 }
 
 /** JSON with object keys sorted, so equal values always hash equally. */
@@ -234,13 +227,21 @@ export function canonicalJson(value: unknown): string {
     for (let i = 0; i < value.length; i++) out += `${i > 0 ? ',' : ''}${canonicalJson(value[i])}`;
     return `${out}]`;
   }
-  if (isJsonObject(value)) {
-    const keys: string[] = [];
-    for (const key of Object.keys(value)) if (value[key] !== undefined) keys.push(key);
-    keys.sort();
-    let out = '{';
-    for (let i = 0; i < keys.length; i++) out += `${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:${canonicalJson(value[keys[i]!])}`;
-    return `${out}}`;
-  }
+  if (isJsonObject(value)) return canonicalObject(definedKeys(value), (key) => value[key]);
   return JSON.stringify(value) ?? 'null';
+}
+
+/** Own keys whose value is not undefined (and that `keep` keeps). */
+function definedKeys(object: JsonObject, keep?: (key: string) => boolean): string[] {
+  const keys: string[] = [];
+  for (const key of Object.keys(object)) if (object[key] !== undefined && (keep === undefined || keep(key))) keys.push(key);
+  return keys;
+}
+
+/** `{"key":<canonical value>,…}` over `keys` in sorted order (sorts `keys` in place). */
+function canonicalObject(keys: string[], valueOf: (key: string) => unknown): string {
+  keys.sort();
+  let out = '{';
+  for (let i = 0; i < keys.length; i++) out += `${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:${canonicalJson(valueOf(keys[i]!))}`;
+  return `${out}}`;
 }
