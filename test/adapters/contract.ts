@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OpenedAdapter } from '../../src/adapters/open.js';
 import type { CallContext } from '../../src/core/service/contract.js';
-import { traceContext } from '../../src/core/protocol/trace.js';
+import { testCallContext } from '../support/call-context.js';
 import { RcpError } from '../../src/core/protocol/errors.js';
 import { DOCS, FILTER_CASES, HOSTILE_STRINGS, REJECTED_FILTERS } from './fixtures.js';
 
@@ -24,19 +24,7 @@ interface Result {
 }
 
 function context(): CallContext {
-  return {
-    method: 'retrieve',
-    requestId: 1,
-    signal: new AbortController().signal,
-    deadlineAt: performance.now() + 30_000,
-    deadlineMs: 30_000,
-    progress: undefined,
-    log: undefined,
-    meta: {},
-    trace: traceContext({}, undefined),
-    transport: 'stdio',
-    headers: {},
-  };
+  return testCallContext({ transport: 'stdio' });
 }
 
 export async function retrieve(adapter: OpenedAdapter, params: Record<string, unknown>): Promise<Result> {

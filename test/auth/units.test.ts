@@ -20,7 +20,7 @@ import { Authenticator } from '../../src/core/auth/authenticator.js';
 import { GuardedService } from '../../src/core/auth/guarded-service.js';
 import type { Logger } from '../../src/core/observability/logger.js';
 import type { CallContext } from '../../src/core/service/contract.js';
-import { traceContext } from '../../src/core/protocol/trace.js';
+import { testCallContext } from '../support/call-context.js';
 import type { FinishedInfo } from '../../src/core/session/session.js';
 import { AUDIENCE, ISSUER, keyHash, rsaSigner } from './support.js';
 
@@ -209,20 +209,7 @@ describe('config', () => {
 
 describe('guarded service', () => {
   const inner = { describe: () => ({}) as never, defaultDeadlineMs: 1_000, call: () => Promise.resolve({ ok: true }) };
-  const ctx = (over: Partial<CallContext>): CallContext => ({
-    method: 'retrieve',
-    requestId: 1,
-    signal: new AbortController().signal,
-    deadlineAt: 0,
-    deadlineMs: 1_000,
-    progress: undefined,
-    log: undefined,
-    meta: {},
-    trace: traceContext({}, undefined),
-    transport: 'stdio',
-    headers: {},
-    ...over,
-  });
+  const ctx = (over: Partial<CallContext>): CallContext => testCallContext({ deadlineAt: 0, transport: 'stdio', ...over }, 1_000);
 
   it('answers -32011 with retryAfterMs over a stdio principal rate, and leaves HTTP rates to the guard', async () => {
     const service = new GuardedService(inner, new TokenBucketLimiter(() => 0), undefined);

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigSchema } from '../../src/core/config/schema.js';
 import type { JsonObject } from '../../src/core/protocol/jsonrpc.js';
 import type { CallContext } from '../../src/core/service/contract.js';
-import { traceContext } from '../../src/core/protocol/trace.js';
+import { testCallContext } from '../support/call-context.js';
 import type { FederationContext } from '../../src/core/federation/context.js';
 import { legScope, runLeg } from '../../src/core/federation/leg.js';
 import { outcomeOf } from '../../src/core/resilience/breaker.js';
@@ -39,19 +39,7 @@ async function setup(
     hooks: { onLeg: (...args) => legs.push(args) },
     retryBudget: new RetryBudget(config.gateway.retry),
   };
-  const ctx: CallContext = {
-    method: 'retrieve',
-    requestId: 1,
-    signal: new AbortController().signal,
-    deadlineAt: performance.now() + 2_000,
-    deadlineMs: 2_000,
-    progress: undefined,
-    log: undefined,
-    meta: { traceId: '0af7651916cd43dd8448eb211c80319c' },
-    trace: traceContext({}, '0af7651916cd43dd8448eb211c80319c'),
-    transport: 'http',
-    headers: {},
-  };
+  const ctx = testCallContext({ meta: { traceId: '0af7651916cd43dd8448eb211c80319c' } }, 2_000);
   return { engine, transport, fed, ctx, legs };
 }
 

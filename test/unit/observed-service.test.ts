@@ -5,25 +5,13 @@
  */
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { traceContext } from '../../src/core/protocol/trace.js';
+import { testCallContext } from '../support/call-context.js';
 import type { CallContext, RcpService } from '../../src/core/service/contract.js';
 import { GatewayMetrics } from '../../src/node/observability/metrics.js';
 import { ObservedService } from '../../src/node/observability/observed-service.js';
 
 function context(progress?: CallContext['progress']): CallContext {
-  return {
-    method: 'retrieve',
-    requestId: 1,
-    signal: new AbortController().signal,
-    deadlineAt: performance.now() + 1_000,
-    deadlineMs: 1_000,
-    progress,
-    log: undefined,
-    meta: {},
-    trace: traceContext({}, undefined),
-    transport: 'http',
-    headers: {},
-  };
+  return testCallContext({ progress }, 1_000);
 }
 
 async function inFlight(metrics: GatewayMetrics): Promise<number> {
