@@ -64,11 +64,12 @@ export function queryText(params: JsonObject): string | undefined {
   return text.length > MAX_QUERY_CHARS ? `${text.slice(0, MAX_QUERY_CHARS)}…` : text;
 }
 
-export function requestLine(info: FinishedInfo, extra: { query?: string; logQueries: boolean }): RequestLine {
+/** `extra.degraded`: the answer's degraded legs when the caller has read them already (`degradedOf`). */
+export function requestLine(info: FinishedInfo, extra: { query?: string; logQueries: boolean; degraded?: DegradedLeg[] }): RequestLine {
   const { response } = info;
   const id = typeof response.id === 'string' && response.id.length > MAX_ID_CHARS ? `${response.id.slice(0, MAX_ID_CHARS)}…` : response.id;
   const result = 'result' in response ? response.result : undefined;
-  const degraded = degradedOf(result);
+  const degraded = extra.degraded ?? degradedOf(result);
   const line: RequestLine = {
     method: info.method,
     id,

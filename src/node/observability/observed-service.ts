@@ -93,7 +93,7 @@ export class ObservedService implements RcpService {
     if (degraded.length > 0) metrics.degradedAnswer(info.method, degraded);
     if (!logger.isLevelEnabled('info')) return;
     const query = info.ctx ? this.queries.get(info.ctx) : undefined;
-    const line = requestLine(info, { logQueries: this.options.logQueries(), ...(query !== undefined ? { query } : {}) });
+    const line = requestLine(info, { logQueries: this.options.logQueries(), degraded, ...(query !== undefined ? { query } : {}) });
     writeRequestLine(logger, line);
   };
 
