@@ -87,6 +87,39 @@ export async function startSpecFloor(engineUrls, { skip = [], args: extra = [] }
 }
 
 /**
+ * A child's stderr, drained as a log collector would: the last 20 kB kept as chunks (joined only
+ * when asked for), and one pattern looked for until it is seen. The gateway writes a line per
+ * request there, so this runs beside the load generator: it must cost next to nothing per chunk
+ * (copying and scanning the whole tail per chunk cost the load generator enough CPU to lower the
+ * gateway's measured throughput; bench/RESULTS.md, 2026-12-02).
+ */
+function stderrTail(child, keep = 20_000) {
+  const chunks = [];
+  let length = 0;
+  let wanted;
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk) => {
+    chunks.push(chunk);
+    length += chunk.length;
+    while (chunks.length > 1 && length - chunks[0].length >= keep) length -= chunks.shift().length;
+    if (wanted) {
+      const match = wanted.pattern.exec(chunks.join(''));
+      if (match) {
+        const { found } = wanted;
+        wanted = undefined;
+        found(match);
+      }
+    }
+  });
+  return {
+    text: () => chunks.join('').slice(-keep),
+    onLine: (pattern, found) => {
+      wanted = { pattern, found };
+    },
+  };
+}
+
+/**
  * The gateway from dist/ (`serve --config FILE --port 0`), federating `engineUrls` over HTTP.
  * `gateway` overrides gateway settings; `workers` adds `--workers N`; `cli` runs another build.
  */
@@ -107,22 +140,16 @@ export async function startGateway(engineUrls, { gateway = {}, workers, nodeArgs
   const args = [...nodeArgs, cli, 'serve', '--config', configFile, '--port', '0'];
   if (workers !== undefined) args.push('--workers', String(workers));
   const child = track(spawn(process.execPath, args, { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] }));
-  let stderr = '';
-  child.stderr.setEncoding('utf8');
+  const stderr = stderrTail(child);
   const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start within 30 s:\n${stderr.slice(-2000)}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`gateway did not start within 30 s:\n${stderr.text().slice(-2000)}`)), 30_000);
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`gateway exited (${code}) before listening:\n${stderr.slice(-2000)}`));
+      reject(new Error(`gateway exited (${code}) before listening:\n${stderr.text().slice(-2000)}`));
     });
-    child.stderr.on('data', (chunk) => {
-      // Keep a bounded tail: request logs may be chatty and the bench runs for minutes.
-      stderr = (stderr + chunk).slice(-20_000);
-      const match = /listening on (http:\/\/\S+)/.exec(stderr);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
+    stderr.onLine(/listening on (http:\/\/\S+)/, (match) => {
+      clearTimeout(timer);
+      resolve(match[1]);
     });
   });
   const stop = stopper(child);
@@ -131,7 +158,7 @@ export async function startGateway(engineUrls, { gateway = {}, workers, nodeArgs
     pid: child.pid,
     dir,
     child,
-    stderr: () => stderr,
+    stderr: () => stderr.text(),
     stop: async () => {
       await stop();
       rmSync(dir, { recursive: true, force: true });

@@ -77,6 +77,12 @@ export const GatewaySchema = z.strictObject({
   bodyTimeoutMs: positiveInt.default(10_000),
   /** HTTP: open connections per client address; more are closed at once. */
   maxConnectionsPerIp: positiveInt.default(256),
+  /**
+   * Node: plain JSON RCP posts skip the web framework when nothing but the RCP endpoint would see
+   * them (no CORS, no auth); same answers, less CPU per request (docs/performance.md). Off: every
+   * request goes through the app.
+   */
+  directLane: z.boolean().default(true),
   maxConcurrentPerEngine: positiveInt.default(64),
   maxQueuePerEngine: nonNegativeInt.default(256),
   sseHeartbeatMs: positiveInt.default(15_000),

@@ -9,7 +9,7 @@ import { HttpSessionRegistry, type HttpSessionSettings } from '../session/http-s
 import type { SessionOptions } from '../session/session.js';
 import type { RcpService } from '../service/contract.js';
 import { RpcEndpoint } from './endpoint.js';
-import { payloadTooLarge } from './envelope.js';
+import { payloadTooLarge, toResponse } from './envelope.js';
 import { webRequestIo, type RequestIo } from './request-io.js';
 
 export interface HttpServerOptions<E extends Env = Env> {
@@ -41,7 +41,25 @@ const DEFAULT_MAX_BATCH_SIZE = 100;
 
 const CORS_HEADERS = ['content-type', 'accept', 'authorization', 'x-api-key', 'traceparent', 'tracestate', 'rcp-session', 'x-rcpgw-engine'];
 
+/** The app, and what a runtime's direct lane needs to answer RCP requests without it. */
+export interface RcpHttpApp<E extends Env> {
+  app: Hono<E>;
+  endpoint: RpcEndpoint<E>;
+  /** The RCP base path, without a trailing slash ('' for the root). */
+  base: string;
+  /**
+   * True when a POST under `base` meets nothing in the app but the body limit and the endpoint: no
+   * CORS, no auth guard, no other route there. Only then may a runtime answer such a request
+   * with `endpoint.serve` directly (after the same body-limit check) and skip the app.
+   */
+  endpointOnly: boolean;
+}
+
 export function createHttpApp<E extends Env = Env>(service: RcpService, options: HttpServerOptions<E>): Hono<E> {
+  return createRcpHttpApp(service, options).app;
+}
+
+export function createRcpHttpApp<E extends Env = Env>(service: RcpService, options: HttpServerOptions<E>): RcpHttpApp<E> {
   const app = new Hono<E>();
   const base = options.basePath.replace(/\/+$/, '') || '';
   const io = options.io ?? webRequestIo<E>();
@@ -72,8 +90,20 @@ export function createHttpApp<E extends Env = Env>(service: RcpService, options:
     ...(options.onStreamOpen ? { onStreamOpen: options.onStreamOpen } : {}),
     ...(options.onStreamClose ? { onStreamClose: options.onStreamClose } : {}),
   });
-  const limit = io.limitBody(options.maxBodyBytes, () => payloadTooLarge(options.maxBodyBytes));
+  const limit = io.limitBody(options.maxBodyBytes, () => toResponse(payloadTooLarge(options.maxBodyBytes)));
+  const before = app.routes.length;
   app.post(`${base}`, limit, endpoint.handle);
   app.post(`${base}/*`, limit, endpoint.handle);
-  return app;
+  const others = app.routes.slice(0, before);
+  return { app, endpoint, base, endpointOnly: !others.some((route) => mayServePostUnder(route, base)) };
+}
+
+/**
+ * Could this route (or middleware) see a POST to a path under `base`? Conservative: any pattern
+ * with a wildcard or parameter might, and so might everything when the base is the root.
+ */
+function mayServePostUnder(route: { method: string; path: string }, base: string): boolean {
+  if (route.method !== 'POST' && route.method !== 'ALL') return false;
+  if (base === '' || /[*:]/.test(route.path)) return true;
+  return route.path === base || route.path.startsWith(`${base}/`);
 }

@@ -1,7 +1,12 @@
 /**
  * The RCP endpoint behind `POST <base>[/<method>]`: the envelope checked (media type, path), the
- * body read, batch size and admission checked, then the body handed to a Session (one per request: HTTP is stateless, §5.2) and its answer sent as JSON
- * or as an SSE stream. Moves bytes only; the Session does the protocol.
+ * body read, batch size and admission checked, then the body handed to a Session (one per
+ * request: HTTP is stateless, §5.2) and its answer sent as JSON or as an SSE stream. Moves bytes
+ * only; the Session does the protocol.
+ *
+ * `serve` works on an `HttpExchange` and answers with a plain `HttpReply` (or, for SSE, a
+ * streaming `Response`), so the same code serves Hono's route (`handle`) and a runtime's direct
+ * lane that writes the reply to its own response object (src/node/server/direct-lane.ts).
  */
 import type { Context, Env } from 'hono';
 import { classify, invalidRequest, type ResponseMessage } from '../protocol/jsonrpc.js';
@@ -13,6 +18,8 @@ import {
   batchTooLarge,
   compactOf,
   envelopeFault,
+  NO_CONTENT,
+  toResponse,
   isJsonMediaType,
   issueSessionToken,
   jsonReply,
@@ -20,8 +27,9 @@ import {
   payloadTooLarge,
   readEnvelope,
   type Envelope,
+  type HttpReply,
 } from './envelope.js';
-import { BodyTimeoutError, type RequestIo } from './request-io.js';
+import { BodyTimeoutError, type HttpExchange, type RequestIo } from './request-io.js';
 import { sseReply } from './sse.js';
 import { principalOf } from '../auth/http-guard.js';
 
@@ -56,24 +64,37 @@ export class RpcEndpoint<E extends Env> {
     this.sessionOptions = { transport: 'http', stateless: true, ...options.session };
   }
 
+  /** Hono's route: the request as an exchange, the reply as a `Response`. */
   readonly handle = async (c: Context<E>): Promise<Response> => {
-    const { io, maxBodyBytes } = this.options;
-    const headers = io.headers(c);
+    // The principal is bound by the auth guard (core/auth), when auth is on.
+    const reply = await this.serve(this.options.io.exchange(c, principalOf(c)));
+    return reply instanceof Response ? reply : toResponse(reply);
+  };
+
+  /**
+   * Answer one exchange. With `sse` false the answer is always JSON (`HttpReply`): a caller that
+   * cannot stream passes it only for requests that did not ask for SSE, which answer JSON anyway.
+   */
+  serve(exchange: HttpExchange, sse?: true): Promise<HttpReply | Response>;
+  serve(exchange: HttpExchange, sse: false): Promise<HttpReply>;
+  async serve(exchange: HttpExchange, sse = true): Promise<HttpReply | Response> {
+    const { maxBodyBytes } = this.options;
+    const { headers } = exchange;
     if (!isJsonMediaType(headers['content-type'])) return envelopeFault(415, 'Content-Type must be application/json');
-    const pathMethod = methodFromPath(c.req.path, this.options.base);
+    const pathMethod = methodFromPath(exchange.path, this.options.base);
     if (pathMethod === null) return envelopeFault(400, 'the path is not valid percent-encoding');
     // The body is read before admission: a client dripping its body holds a connection (bounded by
     // the body timeout and the per-address cap), never an in-flight slot others need.
     let text: string | undefined;
     try {
-      text = await io.readBody(c, maxBodyBytes);
+      text = await exchange.readBody(maxBodyBytes);
     } catch (err) {
       if (err instanceof BodyTimeoutError) return envelopeFault(408, err.message);
       throw err;
     }
     if (text === undefined) return payloadTooLarge(maxBodyBytes);
     const envelope = readEnvelope(text, pathMethod);
-    if (envelope instanceof Response) return envelope;
+    if ('status' in envelope) return envelope;
     const members = Array.isArray(envelope.value) ? envelope.value.length : 1;
     if (members > this.options.maxBatchSize) return batchTooLarge(members, this.options.maxBatchSize);
     // Every batch member is a request in flight (§11: one POST must not start more than the cap allows).
@@ -89,27 +110,27 @@ export class RpcEndpoint<E extends Env> {
     };
     let handedOff = false;
     try {
-      return await this.answer(c, envelope, headers, () => {
+      return await this.answer(exchange, envelope, sse, () => {
         handedOff = true;
         return release;
       });
     } finally {
       if (!handedOff) release();
     }
-  };
+  }
 
   private async answer(
-    c: Context<E>,
+    exchange: HttpExchange,
     envelope: Envelope,
-    headers: Record<string, string>,
+    sse: boolean,
     takeRelease: () => () => void,
-  ): Promise<Response> {
-    const { io, sessions } = this.options;
+  ): Promise<HttpReply | Response> {
+    const { sessions } = this.options;
+    const { headers, principal } = exchange;
     const { value } = envelope;
     // §7.14 over HTTP: with a session token, a posted cancel reaches the request it names.
     const sessionToken = sessions ? headers[SESSION_HEADER] : undefined;
     if (sessions && sessionToken !== undefined) for (const id of cancelIdsOf(value)) sessions.cancel(sessionToken, id);
-    const principal = principalOf(c); // bound by the auth guard (core/auth), when auth is on
     const session = new Session(this.service, principal ? { ...this.sessionOptions, principal } : this.sessionOptions);
     const tracked = sessions && sessionToken !== undefined ? sessions.track(sessionToken, requestIdsOf(value), session) : undefined;
     if (tracked && tracked.duplicates.length > 0 && !Array.isArray(value)) {
@@ -117,10 +138,10 @@ export class RpcEndpoint<E extends Env> {
       return jsonReply(invalidRequest(tracked.duplicates[0]!, 'id is already in flight in this session'));
     }
     // Client went away before its answer (plain JSON or SSE): abort the call, and so its live legs.
-    io.onClientGone(c, () => session.abortAll('disconnect'));
+    exchange.onClientGone(() => session.abortAll('disconnect'));
     const decorate = (reply: Reply): Reply => (sessions ? issueSessionToken(value, reply, sessions) : reply);
     const finished = (): void => tracked?.release();
-    if (!this.wantsSse(value, headers)) return this.jsonAnswer(session, envelope, headers, decorate, finished);
+    if (!sse || !this.wantsSse(value, headers)) return this.jsonAnswer(session, envelope, headers, decorate, finished);
     return sseReply(session, value, headers, {
       heartbeatMs: this.options.sseHeartbeatMs,
       release: takeRelease(),
@@ -148,7 +169,7 @@ export class RpcEndpoint<E extends Env> {
     headers: Record<string, string>,
     decorate: (reply: Reply) => Reply,
     finished: () => void,
-  ): Promise<Response> {
+  ): Promise<HttpReply> {
     let reply: Reply;
     try {
       reply =
@@ -157,7 +178,7 @@ export class RpcEndpoint<E extends Env> {
       finished();
     }
     if (mismatched.length > 0) reply = [...(Array.isArray(reply) ? reply : []), ...mismatched];
-    if (reply === null) return new Response(null, { status: 204 }); // notifications: no body
+    if (reply === null) return NO_CONTENT; // notifications: no body
     if (compact && !Array.isArray(reply)) return jsonReply(compactOf(reply));
     return jsonReply(reply);
   }

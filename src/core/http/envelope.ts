@@ -1,12 +1,29 @@
 /**
  * The HTTP body as JSON-RPC (§5.2, §5.3): parsing, the compact `{method, params}` envelope, the
- * path-method check, and the fixed replies (200 JSON, 413, 429, 400) the endpoint sends.
+ * path-method check, and the fixed replies (200 JSON, 413, 429, 400) the endpoint sends. A reply
+ * is a plain `HttpReply` (status, headers, text): the web adapter turns it into a `Response`
+ * (`toResponse`), a runtime's direct lane writes it to its own response object.
  */
 import { ErrorCode } from '../protocol/errors.js';
 import { errorResponse, invalidRequest, isJsonObject, parseErrorResponse, type ResponseMessage } from '../protocol/jsonrpc.js';
 import type { HttpSessionRegistry } from '../session/http-sessions.js';
 
-const JSON_HEADERS = { 'content-type': 'application/json' } as const;
+const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'application/json' });
+
+/** One complete HTTP answer: status, headers (lower-case names) and a text body (`null`: none). */
+export interface HttpReply {
+  status: number;
+  headers: Readonly<Record<string, string>>;
+  body: string | null;
+}
+
+/** The reply as a web `Response` (Hono's handlers return these). */
+export function toResponse(reply: HttpReply): Response {
+  return new Response(reply.body, { status: reply.status, headers: reply.headers });
+}
+
+/** 204 No Content: a body of notifications only (§5.2). */
+export const NO_CONTENT: HttpReply = Object.freeze({ status: 204, headers: Object.freeze({}), body: null });
 
 /** A parsed body, ready for the session. */
 export interface Envelope {
@@ -18,14 +35,14 @@ export interface Envelope {
   mismatched: ResponseMessage[];
 }
 
-/** Parse the body; a Response when it is answered without the session (bad JSON, path mismatch). */
-export function readEnvelope(text: string, pathMethod: string | undefined): Envelope | Response {
+/** Parse the body; an HttpReply when it is answered without the session (bad JSON, path mismatch). */
+export function readEnvelope(text: string, pathMethod: string | undefined): Envelope | HttpReply {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     // §5.2: an unparseable body is HTTP 400 with a -32700 body.
-    return new Response(JSON.stringify(parseErrorResponse('body is not valid JSON')), { status: 400, headers: JSON_HEADERS });
+    return { status: 400, headers: JSON_HEADERS, body: JSON.stringify(parseErrorResponse('body is not valid JSON')) };
   }
   let compact = false;
   if (isJsonObject(value) && value.jsonrpc === undefined && typeof value.method === 'string') {
@@ -51,9 +68,9 @@ export function readEnvelope(text: string, pathMethod: string | undefined): Enve
   return { value, compact, mismatched };
 }
 
-export function jsonReply(body: unknown): Response {
+export function jsonReply(body: unknown): HttpReply {
   // §5.2: every well-formed JSON-RPC response, errors included, is HTTP 200.
-  return new Response(JSON.stringify(body), { status: 200, headers: JSON_HEADERS });
+  return { status: 200, headers: JSON_HEADERS, body: JSON.stringify(body) };
 }
 
 export function compactOf(reply: ResponseMessage): Record<string, unknown> {
@@ -61,36 +78,35 @@ export function compactOf(reply: ResponseMessage): Record<string, unknown> {
 }
 
 /** §12 -32013 PayloadTooLarge; the JSON-RPC layer never saw the body, so 413 (§5.2 transport fault). */
-export function payloadTooLarge(maxBytes: number): Response {
-  return new Response(
-    JSON.stringify(
+export function payloadTooLarge(maxBytes: number): HttpReply {
+  return {
+    status: 413,
+    // The rest of the body is not read: the connection cannot be reused.
+    headers: { ...JSON_HEADERS, connection: 'close' },
+    body: JSON.stringify(
       errorResponse(null, {
         code: ErrorCode.PayloadTooLarge,
         message: 'payload too large',
         data: { detail: `request body exceeds ${maxBytes} bytes` },
       }),
     ),
-    {
-      status: 413,
-      // The rest of the body is not read: the connection cannot be reused.
-      headers: { ...JSON_HEADERS, connection: 'close' },
-    },
-  );
+  };
 }
 
 /** The gateway is saturated: 429 with Retry-After, before the body is read (never seen by JSON-RPC). */
-export function atCapacity(retryAfterMs: number): Response {
+export function atCapacity(retryAfterMs: number): HttpReply {
   const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
-  return new Response(
-    JSON.stringify(
+  return {
+    status: 429,
+    headers: { ...JSON_HEADERS, 'retry-after': String(seconds) },
+    body: JSON.stringify(
       errorResponse(null, {
         code: ErrorCode.RateLimited,
         message: 'gateway is at capacity',
         data: { retryable: true, retryAfterMs },
       }),
     ),
-    { status: 429, headers: { ...JSON_HEADERS, 'retry-after': String(seconds) } },
-  );
+  };
 }
 
 /**
@@ -108,9 +124,9 @@ export function methodFromPath(path: string, base: string): string | undefined |
 }
 
 /** A fault in the HTTP envelope itself (bad path, wrong media type, stalled body): a JSON error with that status. */
-export function envelopeFault(status: 400 | 408 | 415, detail: string): Response {
-  const headers: Record<string, string> = status === 408 ? { ...JSON_HEADERS, connection: 'close' } : { ...JSON_HEADERS };
-  return new Response(JSON.stringify(invalidRequest(null, detail)), { status, headers });
+export function envelopeFault(status: 400 | 408 | 415, detail: string): HttpReply {
+  const headers = status === 408 ? { ...JSON_HEADERS, connection: 'close' } : JSON_HEADERS;
+  return { status, headers, body: JSON.stringify(invalidRequest(null, detail)) };
 }
 
 /**
@@ -124,17 +140,18 @@ export function isJsonMediaType(contentType: string | undefined): boolean {
 }
 
 /** A batch over the size cap: refused whole before any member runs (§11, §12 -32013, §15.5). */
-export function batchTooLarge(size: number, maxBatchSize: number): Response {
-  return new Response(
-    JSON.stringify(
+export function batchTooLarge(size: number, maxBatchSize: number): HttpReply {
+  return {
+    status: 413,
+    headers: JSON_HEADERS,
+    body: JSON.stringify(
       errorResponse(null, {
         code: ErrorCode.PayloadTooLarge,
         message: `batch too large: ${size} members, at most ${maxBatchSize} accepted`,
         data: { detail: `split the batch into batches of at most ${maxBatchSize} members` },
       }),
     ),
-    { status: 413, headers: JSON_HEADERS },
-  );
+  };
 }
 
 function methodMismatch(member: unknown, pathMethod: string): ResponseMessage | undefined {

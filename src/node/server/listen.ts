@@ -2,18 +2,19 @@
  * Node HTTP listener for the Hono app (@hono/node-server), with admission control (gateway-wide
  * in-flight cap), connection guards (per-address cap, header and body timeouts), and a graceful close: stop accepting, drain in-flight requests up to a timeout.
  */
-import { serve, type ServerType } from '@hono/node-server';
-import type { Server } from 'node:http';
+import { getRequestListener, type ServerType } from '@hono/node-server';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { GatewaySettings } from '../../core/config/schema.js';
 import type { Logger } from '../observability/log.js';
-import { createHttpApp, type HttpServerOptions } from '../../core/http/app.js';
+import { createRcpHttpApp, type HttpServerOptions } from '../../core/http/app.js';
 import { httpAppSettings } from '../../core/http/app-settings.js';
 import type { RcpService } from '../../core/service/contract.js';
 import type { SessionOptions } from '../../core/session/session.js';
 import { AdmissionGate, InFlightRegistry } from '../../core/session/admission.js';
 import { capConnectionsPerAddress, guardedServerOptions, NO_OBSERVER, type ListenerObserver } from './listener-guard.js';
-import { nodeRequestIo, type NodeHttpEnv } from './node-request-io.js';
+import { bodyReading, nodeRequestIo, type NodeHttpEnv } from './node-request-io.js';
+import { directLane } from './direct-lane.js';
 
 /** Routes mounted beside the RCP endpoint that serve requests too (MCP): they share the in-flight cap and the shutdown registry. */
 export type BesideMount = (
@@ -25,6 +26,8 @@ export interface RunningHttpServer {
   url: string;
   port: number;
   server: ServerType;
+  /** Whether plain JSON RCP posts take the direct lane (direct-lane.ts) rather than the app. */
+  directLane: boolean;
   inFlight(): number;
   close(drainTimeoutMs: number): Promise<void>;
 }
@@ -40,9 +43,10 @@ export async function startHttpServer(
   // Gateway-wide in-flight cap (429 + Retry-After before JSON-RPC) and the sessions shutdown must answer.
   const gate = new AdmissionGate(settings.maxInFlight);
   const registry = new InFlightRegistry();
-  const app = createHttpApp<NodeHttpEnv>(service, {
+  const reading = { bodyTimeoutMs: settings.bodyTimeoutMs, observer };
+  const { app, endpoint, base, endpointOnly } = createRcpHttpApp<NodeHttpEnv>(service, {
     ...httpAppSettings(settings, gate),
-    io: nodeRequestIo({ bodyTimeoutMs: settings.bodyTimeoutMs, observer }),
+    io: nodeRequestIo(reading),
     ...extra,
     extend: (app) => {
       extra.extend?.(app);
@@ -50,11 +54,32 @@ export async function startHttpServer(
     },
     session: { ...extra.session, registry },
   });
-  const server = await new Promise<ServerType>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: settings.host, port: settings.port, serverOptions: guardedServerOptions(settings) }, () =>
-      resolve(s),
-    );
-    s.once('error', reject);
+  // Plain JSON RCP requests skip the app when nothing but the endpoint would see them (direct-lane.ts).
+  const lane =
+    settings.directLane && endpointOnly
+      ? directLane({
+          endpoint,
+          base,
+          maxBodyBytes: settings.maxBodyBytes,
+          reading: bodyReading(reading),
+          onError: (err) =>
+            logger.error({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err) }, 'http handler error'),
+        })
+      : undefined;
+  // @hono/node-server's listener, as its serve() would make it; the lane goes first when there is one.
+  const toApp = getRequestListener(app.fetch, { hostname: settings.host });
+  const listener = lane
+    ? (incoming: IncomingMessage, outgoing: ServerResponse): void => {
+        if (!lane(incoming, outgoing)) void toApp(incoming, outgoing);
+      }
+    : toApp;
+  const server: ServerType = createServer(guardedServerOptions(settings), listener);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(settings.port, settings.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   capConnectionsPerAddress(server as Server, settings.maxConnectionsPerIp, observer);
   const address = server.address() as AddressInfo;
@@ -65,6 +90,7 @@ export async function startHttpServer(
     url,
     port: address.port,
     server,
+    directLane: lane !== undefined,
     inFlight: () => gate.inFlight,
     close: async (drainTimeoutMs: number) => {
       // Stop accepting: no new connections; requests on kept-alive ones get 429 while draining.

@@ -3,11 +3,13 @@
  * headers come from its raw list, so no web Request or body stream is built per call; the cap is
  * checked on the declared length first and on the streamed bytes as they arrive. A request that
  * did not come through the node listener (e.g. `app.fetch` called directly) is read the
- * web-standard way.
+ * web-standard way. The direct lane (direct-lane.ts) builds the same exchange without Hono.
  */
 import type { HttpBindings } from '@hono/node-server';
 import type { Context } from 'hono';
-import { BodyTimeoutError, webRequestIo, type RequestIo } from '../../core/http/request-io.js';
+import type { ServerResponse } from 'node:http';
+import type { Principal } from '../../core/auth/principal.js';
+import { BodyTimeoutError, webRequestIo, type HttpExchange, type RequestIo } from '../../core/http/request-io.js';
 import { NO_OBSERVER, type ListenerObserver } from './listener-guard.js';
 
 export type NodeHttpEnv = { Bindings: HttpBindings };
@@ -23,8 +25,7 @@ export interface NodeRequestIoOptions {
 }
 
 export function nodeRequestIo(options: NodeRequestIoOptions = {}): RequestIo<NodeHttpEnv> {
-  const observer = options.observer ?? NO_OBSERVER;
-  const bodyTimeoutMs = options.bodyTimeoutMs ?? 0;
+  const reading = bodyReading(options);
   const web = webRequestIo<NodeHttpEnv>();
   return {
     limitBody: (maxBytes, tooLarge) => {
@@ -32,25 +33,48 @@ export function nodeRequestIo(options: NodeRequestIoOptions = {}): RequestIo<Nod
       return (c, next) => {
         const incoming = incomingOf(c);
         if (!incoming) return webLimit(c, next);
-        const declared = incoming.headers['content-length'];
-        if (declared !== undefined && incoming.headers['transfer-encoding'] === undefined && Number(declared) > maxBytes) {
-          return Promise.resolve(tooLarge());
-        }
+        if (declaredTooLarge(incoming, maxBytes)) return Promise.resolve(tooLarge());
         return next();
       };
     },
-    readBody: (c, maxBytes) => {
-      const incoming = incomingOf(c);
-      if (!incoming) return web.readBody(c, maxBytes);
-      return readIncoming(incoming, maxBytes, bodyTimeoutMs, observer);
+    exchange: (c, principal) => {
+      const { incoming, outgoing } = bindingsOf(c);
+      if (!incoming || !outgoing) return web.exchange(c, principal);
+      return nodeExchange(incoming, outgoing, c.req.path, principal, reading);
     },
-    headers: (c) => {
-      const incoming = incomingOf(c);
-      return incoming ? nodeHeaders(incoming.rawHeaders) : web.headers(c);
-    },
-    onClientGone: (c, gone) => {
-      const { outgoing } = bindingsOf(c);
-      if (!outgoing) return web.onClientGone(c, gone);
+  };
+}
+
+/** How bodies are read: the idle timeout and who is told. */
+export interface BodyReading {
+  idleMs: number;
+  observer: ListenerObserver;
+}
+
+export function bodyReading(options: NodeRequestIoOptions): BodyReading {
+  return { idleMs: options.bodyTimeoutMs ?? 0, observer: options.observer ?? NO_OBSERVER };
+}
+
+/** A declared Content-Length over the cap (a chunked body is checked as it streams, in readBody). */
+export function declaredTooLarge(incoming: IncomingMessage, maxBytes: number): boolean {
+  const declared = incoming.headers['content-length'];
+  return declared !== undefined && incoming.headers['transfer-encoding'] === undefined && Number(declared) > maxBytes;
+}
+
+/** One node request/response pair as the endpoint's exchange. */
+export function nodeExchange(
+  incoming: IncomingMessage,
+  outgoing: ServerResponse,
+  path: string,
+  principal: Principal | undefined,
+  reading: BodyReading,
+): HttpExchange {
+  return {
+    path,
+    headers: nodeHeaders(incoming.rawHeaders),
+    principal,
+    readBody: (maxBytes) => readIncoming(incoming, maxBytes, reading.idleMs, reading.observer),
+    onClientGone: (gone) => {
       outgoing.once('close', () => {
         if (!outgoing.writableFinished) gone();
       });
