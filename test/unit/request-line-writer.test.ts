@@ -5,9 +5,10 @@
  * must stay valid JSON meaning the same thing.
  */
 import pino from 'pino';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RequestLine } from '../../src/core/observability/request-log.js';
 import { writeRequestLine } from '../../src/node/observability/request-line-writer.js';
+import { isoTime } from '../../src/node/observability/log.js';
 
 /** A logger as createLogger makes it (base binding, ISO time), writing into an array; the clock is fixed. */
 function capture(options: pino.LoggerOptions = {}): { logger: pino.Logger; lines: string[] } {
@@ -95,5 +96,22 @@ describe('the hand-written request line', () => {
     writeRequestLine(logger, LINES[0]!);
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0]!)).toMatchObject({ level: 30, svc: 'rcp-gateway', method: 'retrieve', msg: 'request' });
+  });
+});
+
+describe('the log time (isoTime, made once per millisecond)', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("is pino's isoTime at every millisecond, including when the clock moves on or back", () => {
+    vi.useFakeTimers();
+    for (const at of [
+      0, 1_764_658_800_000, 1_764_658_800_000, 1_764_658_800_001, 1_764_658_800_999, 1_764_658_801_000, 1_764_658_800_500,
+      4_102_444_800_000,
+    ]) {
+      vi.setSystemTime(at);
+      expect(isoTime()).toBe(pino.stdTimeFunctions.isoTime());
+    }
   });
 });
