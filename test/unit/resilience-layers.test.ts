@@ -136,6 +136,61 @@ describe('limiter layer', () => {
   });
 });
 
+describe('limiter layer: order and bookkeeping', () => {
+  it('starts queued calls first come first served, one per freed slot', async () => {
+    const limiter = new Limiter(1, 8);
+    const gates = new Map<string, ReturnType<typeof deferred<JsonObject>>>();
+    const send = recordingSend((call) => {
+      const gate = deferred<JsonObject>();
+      gates.set(call.method, gate);
+      return gate.promise;
+    });
+    const call = limiter.layer(send);
+    const answers = ['a', 'b', 'c', 'd'].map((method) => call(upstreamCall({ method })));
+    expect([limiter.active, limiter.waiting]).toEqual([1, 3]);
+    for (const method of ['a', 'b', 'c']) {
+      gates.get(method)!.resolve({ method });
+      await vi.advanceTimersByTimeAsync(0);
+      expect(send.calls.at(-1)!.method).toBe(String.fromCharCode(method.charCodeAt(0) + 1));
+      expect(limiter.active).toBe(1);
+    }
+    gates.get('d')!.resolve({ method: 'd' });
+    await expect(Promise.all(answers)).resolves.toEqual([{ method: 'a' }, { method: 'b' }, { method: 'c' }, { method: 'd' }]);
+    expect([limiter.active, limiter.waiting]).toEqual([0, 0]);
+  });
+
+  it('takes a call that gives up out of the queue at once, so it no longer counts against maxQueue', async () => {
+    const limiter = new Limiter(1, 1);
+    const send = recordingSend(() => new Promise(() => undefined));
+    const call = limiter.layer(send);
+    void call(upstreamCall({ method: 'busy' }));
+    const controller = new AbortController();
+    const queued = call(upstreamCall({ method: 'gives-up', signal: controller.signal }));
+    expect(limiter.waiting).toBe(1);
+    controller.abort('cancel');
+    await expect(queued).rejects.toMatchObject({ reason: 'aborted' });
+    expect(limiter.waiting).toBe(0);
+    // The freed place in the queue takes the next call instead of shedding it.
+    const next = call(upstreamCall({ method: 'next' })).catch((err: unknown) => err);
+    expect(limiter.waiting).toBe(1);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(await Promise.race([next, Promise.resolve('still queued')])).toBe('still queued');
+  });
+
+  it('frees the slot of a call whose next layer throws instead of rejecting', async () => {
+    const limiter = new Limiter(1, 4);
+    let throwing = true;
+    const call = limiter.layer((upstream) => {
+      if (throwing) throw new TypeError('a layer fault');
+      return Promise.resolve({ method: upstream.method });
+    });
+    await expect(call(upstreamCall({ method: 'first' }))).rejects.toThrow('a layer fault');
+    expect(limiter.active).toBe(0);
+    throwing = false;
+    await expect(call(upstreamCall({ method: 'second' }))).resolves.toEqual({ method: 'second' });
+  });
+});
+
 describe('breaker layer', () => {
   const failing = (): ReturnType<typeof recordingSend> => recordingSend(() => Promise.reject(fault()));
 

@@ -1,58 +1,85 @@
 /**
- * The limiter layer: at most `concurrency` calls in flight to one engine (p-limit), at most
- * `maxQueue` more waiting for a slot. A call that finds the queue full is shed at once
+ * The limiter layer: at most `concurrency` calls in flight to one engine, at most `maxQueue` more
+ * waiting for a slot, first come first served. A call that finds the queue full is shed at once
  * (`queue-full`, reported through `onShed`), never sent. A call still waiting when its caller
- * aborts or its attempt's budget (`expiresAt`, deadline.ts) runs out is rejected at once, and
- * its slot, when it comes, is released unused: a queue behind a hanging engine never holds an
- * answer past its deadline.
+ * aborts or its attempt's budget (`expiresAt`, deadline.ts) runs out is rejected at once and
+ * leaves the queue: a queue behind a hanging engine never holds an answer past its deadline.
+ *
+ * A counter and a queue rather than p-limit: every leg of every request passes here, and with a
+ * free slot (the usual case) this is one increment and one reaction on the answer, where p-limit
+ * queued a closure, started the call on a later microtask and added three promises per call
+ * (bench/RESULTS.md, 2026-12-02).
  */
-import pLimit, { type LimitFunction } from 'p-limit';
 import type { Call, Layer, UpstreamCall } from '../upstream/call.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
 import { UpstreamError } from '../upstream/errors.js';
 
 export class Limiter {
-  private readonly limit: LimitFunction;
+  /** Calls holding a slot. */
+  private running = 0;
+  /** Starters of the calls waiting for a slot, oldest first; a call that gives up leaves it at once. */
+  private readonly queue: Array<() => void> = [];
 
   constructor(
-    concurrency: number,
+    readonly concurrency: number,
     readonly maxQueue: number,
     private readonly onShed: () => void = () => undefined,
-  ) {
-    this.limit = pLimit(concurrency);
-  }
+  ) {}
 
   /** Calls holding a slot (sent, or about to be). */
   get active(): number {
-    return this.limit.activeCount;
+    return this.running;
   }
 
   /** Calls waiting for a slot. */
   get waiting(): number {
-    return this.limit.pendingCount;
+    return this.queue.length;
   }
 
   readonly layer: Layer = (next) => (call) => this.admit(call, next);
 
   private admit(call: UpstreamCall, next: Call): Promise<JsonObject> {
-    if (this.limit.activeCount >= this.limit.concurrency && this.limit.pendingCount >= this.maxQueue) {
+    if (this.running >= this.concurrency && this.queue.length >= this.maxQueue) {
       this.onShed();
       return Promise.reject(new UpstreamError('queue-full', `engine queue is full (${this.maxQueue} waiting)`));
     }
     if (call.signal?.aborted) return Promise.reject(new UpstreamError('aborted', 'aborted before it was sent'));
-    // A free slot now: p-limit claims it at once and starts the call on the next microtask, so
-    // there is no wait to bound: no timer, no abort listener (the transport honours both).
-    if (this.limit.activeCount < this.limit.concurrency && this.limit.pendingCount === 0) return this.limit(() => next(call));
+    // A free slot now, and nobody ahead: the call takes it and is sent at once. There is no wait
+    // to bound: no timer, no abort listener (the transport honours both), no extra promise.
+    if (this.running < this.concurrency && this.queue.length === 0) return this.run(call, next);
     return this.queued(call, next);
   }
+
+  /** Send `call` holding a slot, freed (and handed to the oldest waiting call) when it settles. */
+  private run(call: UpstreamCall, next: Call): Promise<JsonObject> {
+    this.running += 1;
+    let answer: Promise<JsonObject>;
+    try {
+      answer = next(call);
+    } catch (err) {
+      // A layer that throws instead of rejecting must not keep the slot.
+      answer = Promise.reject(err);
+    }
+    answer.then(this.release, this.release);
+    return answer;
+  }
+
+  private readonly release = (): void => {
+    this.running -= 1;
+    this.queue.shift()?.();
+  };
 
   private queued(call: UpstreamCall, next: Call): Promise<JsonObject> {
     const { signal, expiresAt } = call;
     return new Promise<JsonObject>((resolve, reject) => {
-      let state: 'waiting' | 'running' | 'gave-up' = 'waiting';
+      const start = (): void => {
+        cleanup();
+        this.run(call, next).then(resolve, reject);
+      };
       const giveUp = (err: UpstreamError): void => {
-        if (state !== 'waiting') return;
-        state = 'gave-up';
+        const at = this.queue.indexOf(start);
+        if (at < 0) return; // already started
+        this.queue.splice(at, 1);
         cleanup();
         reject(err);
       };
@@ -66,12 +93,7 @@ export class Limiter {
         signal?.removeEventListener('abort', onAbort);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      void this.limit(() => {
-        if (state === 'gave-up') return Promise.resolve();
-        state = 'running';
-        cleanup();
-        return next(call).then(resolve, reject);
-      });
+      this.queue.push(start);
     });
   }
 }
