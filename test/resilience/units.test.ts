@@ -99,6 +99,21 @@ describe('circuit breaker', () => {
     h2.breaker.shutdown();
   });
 
+  it('counts every plain success in the rolling window, as opossum counts its own fire()', async () => {
+    const h = harness({ volumeThreshold: 3 });
+    for (let i = 0; i < 6; i++) await expect(h.breaker.fire(() => Promise.resolve(i))).resolves.toBe(i);
+    // 3 faults in 9 calls: 33 %, under the 50 % threshold (uncounted successes would make it 100 %).
+    await failWith(h.breaker, fault(), 3);
+    expect(h.breaker.currentState).toBe('closed');
+    // 6 faults in 12: 50 %, at the threshold: still closed (opossum opens above it).
+    await failWith(h.breaker, fault(), 3);
+    expect(h.breaker.currentState).toBe('closed');
+    // 7 in 13: 54 %: open.
+    await failWith(h.breaker, fault());
+    expect(h.breaker.currentState).toBe('open');
+    h.breaker.shutdown();
+  });
+
   it('refuses at once while open, without calling the engine', async () => {
     const h = harness();
     await openIt(h);
