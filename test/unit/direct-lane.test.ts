@@ -7,18 +7,21 @@
  * so a test of "the same answer" cannot pass by both requests having taken the app.
  */
 import http from 'node:http';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewaySchema } from '../../src/core/config/schema.js';
 import type { CallContext, RcpService } from '../../src/core/service/contract.js';
 import type { JsonObject } from '../../src/core/protocol/jsonrpc.js';
 import { silentLogger } from '../../src/node/observability/log.js';
-import { lanePath } from '../../src/node/server/direct-lane.js';
+import { lanePath, plainHost } from '../../src/node/server/direct-lane.js';
 import { startHttpServer, type RunningHttpServer } from '../../src/node/server/listen.js';
 
+let calls = 0;
 const service: RcpService = {
   defaultDeadlineMs: 5_000,
   describe: () => ({ protocolVersion: 1, server: { name: 'svc' }, capabilities: { retrieve: {}, streaming: {} } }),
   call: async (method: string, params: JsonObject, ctx: CallContext) => {
+    calls += 1;
     if (params.query === 'explode') throw new TypeError('a fault of the service');
     if (params.query === 'headers') return { seen: ctx.headers['x-probe'] ?? null, traceId: ctx.trace.traceId.length };
     return { method, echo: params };
@@ -179,6 +182,93 @@ describe('the direct lane of the Node listener', () => {
     expect(second.socket).toBe(first.socket);
     expect(third.socket).toBe(first.socket);
     agent.destroy();
+  });
+});
+
+/** Raw bytes on a fresh socket: the first response's head, and whether the server closed the connection. */
+function raw(url: string, text: string): Promise<{ head: string; closed: boolean }> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(target.port), target.hostname);
+    let got = '';
+    socket.on('data', (chunk: Buffer) => {
+      got += chunk.toString('latin1');
+      if (got.includes('\r\n\r\n')) {
+        socket.destroy();
+        resolve({ head: got.slice(0, got.indexOf('\r\n\r\n')), closed: false });
+      }
+    });
+    socket.on('error', reject);
+    socket.on('end', () => resolve({ head: got, closed: true }));
+    socket.write(text);
+  });
+}
+
+/**
+ * Answered before its body was read (415), a client keeps pushing a chunked body: the server must
+ * stop reading it and close the connection (within the adapter's drain limits: 500 ms, 64 MB),
+ * not take an unbounded upload. Resolves with how much the client managed to hand over.
+ */
+function pushAfterEarlyAnswer(url: string): Promise<{ status: string; sent: number }> {
+  const target = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(target.port), target.hostname);
+    const chunk = Buffer.from(`10000\r\n${'y'.repeat(0x10000)}\r\n`);
+    let head = '';
+    let closed = false;
+    const push = (): void => {
+      while (!closed && socket.write(chunk));
+    };
+    socket.on('data', (data: Buffer) => {
+      head += data.toString('latin1');
+    });
+    socket.on('drain', push);
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      closed = true;
+      resolve({ status: head.slice(0, 12), sent: socket.bytesWritten });
+    });
+    socket.write('POST /rcp/retrieve HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: text/plain\r\ntransfer-encoding: chunked\r\n\r\n');
+    push();
+  });
+}
+
+describe('the direct lane against hostile clients', () => {
+  it('closes a connection whose client keeps pushing a body after an early answer, as the app does', async () => {
+    for (const server of [lane, app]) {
+      // Resolves only once the server closed the connection: the client never stops pushing.
+      const { status, sent } = await pushAfterEarlyAnswer(server.url);
+      expect(status).toBe('HTTP/1.1 415');
+      expect(sent).toBeGreaterThan(0);
+    }
+  }, 20_000);
+
+  it('leaves a Host header it would have to parse to the app, which refuses what does not parse', async () => {
+    const body = request(30, 'retrieve', { query: 'host' });
+    for (const host of ['a b', 'evil.test/x', 'h?x', 'h:99999', 'u@h']) {
+      const before = calls;
+      for (const server of [lane, app]) {
+        const target = new URL(server.url);
+        const answer = await raw(
+          server.url,
+          `POST /rcp/retrieve HTTP/1.1\r\nhost: ${host}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        );
+        expect(answer.head.slice(0, 12), `${host} on port ${target.port}`).toBe('HTTP/1.1 400');
+      }
+      expect(calls, host).toBe(before);
+    }
+  });
+});
+
+describe('plainHost', () => {
+  it('takes names and addresses with an optional port in range, and no header at all', () => {
+    for (const host of [undefined, 'localhost', '127.0.0.1', '127.0.0.1:8787', 'gw.example-1.test:65535', 'a_b:0', 'GW.TEST'])
+      expect(plainHost(host), String(host)).toBe(true);
+  });
+
+  it('leaves everything else to the app', () => {
+    for (const host of ['', 'a b', 'evil.test/x', 'h?x', 'h:99999', 'h:65536', 'u@h', '[::1]:8787', 'h:', 'h:1:2', 'é.test'])
+      expect(plainHost(host), host).toBe(false);
   });
 });
 

@@ -62,8 +62,12 @@ export async function startHttpServer(
           base,
           maxBodyBytes: settings.maxBodyBytes,
           reading: bodyReading(reading),
-          onError: (err) =>
-            logger.error({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err) }, 'http handler error'),
+          onError: (err, clientGone) => {
+            const detail = err instanceof Error ? { message: err.message, stack: err.stack } : String(err);
+            // A client that went away mid-request is not a fault of the gateway.
+            if (clientGone) logger.debug({ err: detail }, 'client gone before its answer');
+            else logger.error({ err: detail }, 'http handler error');
+          },
         })
       : undefined;
   // @hono/node-server's listener, as its serve() would make it; the lane goes first when there is one.
