@@ -7,6 +7,7 @@
  * so a test of "the same answer" cannot pass by both requests having taken the app.
  */
 import http from 'node:http';
+import pino from 'pino';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewaySchema } from '../../src/core/config/schema.js';
@@ -23,6 +24,8 @@ const service: RcpService = {
   call: async (method: string, params: JsonObject, ctx: CallContext) => {
     calls += 1;
     if (params.query === 'explode') throw new TypeError('a fault of the service');
+    // An answer that cannot be serialised: a fault while answering, past the service.
+    if (params.query === 'bigint') return { n: 1n } as unknown as JsonObject;
     if (params.query === 'headers') return { seen: ctx.headers['x-probe'] ?? null, traceId: ctx.trace.traceId.length };
     return { method, echo: params };
   },
@@ -256,6 +259,58 @@ describe('the direct lane against hostile clients', () => {
         expect(answer.head.slice(0, 12), `${host} on port ${target.port}`).toBe('HTTP/1.1 400');
       }
       expect(calls, host).toBe(before);
+    }
+  });
+});
+
+describe('faults while answering', () => {
+  it('answer 500 on both routes and are logged once, through the gateway logger; a client gone mid-body is a debug line', async () => {
+    const lines: Array<{ msg: string; level: number }> = [];
+    let onLine: (() => void) | undefined;
+    const logger = pino(
+      { level: 'debug' },
+      {
+        write: (line: string) => {
+          lines.push(JSON.parse(line) as { msg: string; level: number });
+          onLine?.();
+        },
+      },
+    );
+    const count = (msg: string): number => lines.filter((line) => line.msg === msg).length;
+    const servers = [
+      await startHttpServer(service, GatewaySchema.parse(SETTINGS), logger),
+      await startHttpServer(service, GatewaySchema.parse({ ...SETTINGS, directLane: false }), logger),
+    ];
+    try {
+      for (const server of servers) {
+        const answer = await send(server.url, '/rcp/retrieve', request(40, 'retrieve', { query: 'bigint' }));
+        expect([answer.status, answer.body]).toEqual([500, 'Internal Server Error']);
+      }
+      const faults = lines.filter((line) => line.msg === 'http handler error');
+      expect(faults).toHaveLength(2);
+      expect(faults.every((line) => line.level === 50)).toBe(true);
+      // A client that leaves mid-body is no fault of the gateway: a debug line, on both routes.
+      for (const server of servers) {
+        const target = new URL(server.url);
+        const before = count('client gone before its answer');
+        const logged = new Promise<void>((resolve) => {
+          onLine = () => {
+            if (count('client gone before its answer') > before) resolve();
+          };
+        });
+        const socket = net.connect(Number(target.port), target.hostname, () => {
+          socket.write(
+            'POST /rcp/retrieve HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"jsonrpc"',
+            () => setImmediate(() => socket.destroy()),
+          );
+        });
+        socket.on('error', () => undefined);
+        await logged;
+      }
+      expect(lines.filter((line) => line.msg === 'http handler error')).toHaveLength(2);
+      expect(lines.filter((line) => line.msg === 'client gone before its answer').every((line) => line.level === 20)).toBe(true);
+    } finally {
+      await Promise.all(servers.map((server) => server.close(1_000)));
     }
   });
 });

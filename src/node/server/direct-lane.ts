@@ -52,7 +52,8 @@ export function directLane(options: DirectLaneOptions): DirectLane {
     endpoint.serve(nodeExchange(incoming, outgoing, path, undefined, reading), false).then(
       (reply) => writeReply(incoming, outgoing, reply),
       (err: unknown) => {
-        const clientGone = outgoing.destroyed || incoming.destroyed;
+        // Not `incoming.destroyed`: a request is destroyed once its body has been read to the end.
+        const clientGone = outgoing.destroyed || (outgoing.socket?.destroyed ?? true);
         onError(err, clientGone);
         if (!clientGone) writeReply(incoming, outgoing, INTERNAL_ERROR);
       },

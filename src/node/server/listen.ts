@@ -54,21 +54,26 @@ export async function startHttpServer(
     },
     session: { ...extra.session, registry },
   });
+  // A fault while answering, on either route: logged with its stack (the client gets a 500); a
+  // client that went away mid-request is not a fault of the gateway.
+  const handlerError = (err: unknown, clientGone: boolean): void => {
+    const detail = err instanceof Error ? { message: err.message, stack: err.stack } : String(err);
+    if (clientGone) logger.debug({ err: detail }, 'client gone before its answer');
+    else logger.error({ err: detail }, 'http handler error');
+  };
+  // Hono's default handler, with the gateway's logger instead of the console.
+  app.onError((err, c) => {
+    if ('getResponse' in err && typeof err.getResponse === 'function') {
+      const res = (err as { getResponse(): Response }).getResponse();
+      return c.newResponse(res.body, res);
+    }
+    handlerError(err, c.env?.outgoing !== undefined && (c.env.outgoing.destroyed || (c.env.outgoing.socket?.destroyed ?? true)));
+    return c.text('Internal Server Error', 500);
+  });
   // Plain JSON RCP requests skip the app when nothing but the endpoint would see them (direct-lane.ts).
   const lane =
     settings.directLane && endpointOnly
-      ? directLane({
-          endpoint,
-          base,
-          maxBodyBytes: settings.maxBodyBytes,
-          reading: bodyReading(reading),
-          onError: (err, clientGone) => {
-            const detail = err instanceof Error ? { message: err.message, stack: err.stack } : String(err);
-            // A client that went away mid-request is not a fault of the gateway.
-            if (clientGone) logger.debug({ err: detail }, 'client gone before its answer');
-            else logger.error({ err: detail }, 'http handler error');
-          },
-        })
+      ? directLane({ endpoint, base, maxBodyBytes: settings.maxBodyBytes, reading: bodyReading(reading), onError: handlerError })
       : undefined;
   // @hono/node-server's listener, as its serve() would make it; the lane goes first when there is one.
   const toApp = getRequestListener(app.fetch, { hostname: settings.host });
