@@ -22,6 +22,13 @@ export function toResponse(reply: HttpReply): Response {
   return new Response(reply.body, { status: reply.status, headers: reply.headers });
 }
 
+/** A fault in a handler (not a JSON-RPC error: the request never reached one): 500, as Hono's default error handler answers. */
+export const INTERNAL_ERROR: HttpReply = Object.freeze({
+  status: 500,
+  headers: Object.freeze({ 'content-type': 'text/plain; charset=UTF-8' }),
+  body: 'Internal Server Error',
+});
+
 /** 204 No Content: a body of notifications only (§5.2). */
 export const NO_CONTENT: HttpReply = Object.freeze({ status: 204, headers: Object.freeze({}), body: null });
 

@@ -17,9 +17,9 @@
  * body after its answer.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { payloadTooLarge, type HttpReply } from '../../core/http/envelope.js';
+import { INTERNAL_ERROR, payloadTooLarge, type HttpReply } from '../../core/http/envelope.js';
 import type { RpcEndpoint } from '../../core/http/endpoint.js';
-import { declaredTooLarge, nodeExchange, type BodyReading, type NodeHttpEnv } from './node-request-io.js';
+import { declaredTooLarge, nodeExchange, responseGone, type BodyReading, type NodeHttpEnv } from './node-request-io.js';
 
 /** Handles the request and returns true, or returns false and leaves it to the app. */
 export type DirectLane = (incoming: IncomingMessage, outgoing: ServerResponse) => boolean;
@@ -52,8 +52,7 @@ export function directLane(options: DirectLaneOptions): DirectLane {
     endpoint.serve(nodeExchange(incoming, outgoing, path, undefined, reading), false).then(
       (reply) => writeReply(incoming, outgoing, reply),
       (err: unknown) => {
-        // Not `incoming.destroyed`: a request is destroyed once its body has been read to the end.
-        const clientGone = outgoing.destroyed || (outgoing.socket?.destroyed ?? true);
+        const clientGone = responseGone(outgoing);
         onError(err, clientGone);
         if (!clientGone) writeReply(incoming, outgoing, INTERNAL_ERROR);
       },
@@ -61,13 +60,6 @@ export function directLane(options: DirectLaneOptions): DirectLane {
     return true;
   };
 }
-
-/** What the app answers for an exception in a handler (Hono's default error handler). */
-const INTERNAL_ERROR: HttpReply = Object.freeze({
-  status: 500,
-  headers: Object.freeze({ 'content-type': 'text/plain; charset=UTF-8' }),
-  body: 'Internal Server Error',
-});
 
 /**
  * The path of an origin-form target under `base`, query dropped; undefined for anything else,

@@ -13,7 +13,8 @@ import type { RcpService } from '../../core/service/contract.js';
 import type { SessionOptions } from '../../core/session/session.js';
 import { AdmissionGate, InFlightRegistry } from '../../core/session/admission.js';
 import { capConnectionsPerAddress, guardedServerOptions, NO_OBSERVER, type ListenerObserver } from './listener-guard.js';
-import { bodyReading, nodeRequestIo, type NodeHttpEnv } from './node-request-io.js';
+import { bodyReading, nodeRequestIo, responseGone, type NodeHttpEnv } from './node-request-io.js';
+import { INTERNAL_ERROR, toResponse } from '../../core/http/envelope.js';
 import { directLane } from './direct-lane.js';
 
 /** Routes mounted beside the RCP endpoint that serve requests too (MCP): they share the in-flight cap and the shutdown registry. */
@@ -43,7 +44,7 @@ export async function startHttpServer(
   // Gateway-wide in-flight cap (429 + Retry-After before JSON-RPC) and the sessions shutdown must answer.
   const gate = new AdmissionGate(settings.maxInFlight);
   const registry = new InFlightRegistry();
-  const reading = { bodyTimeoutMs: settings.bodyTimeoutMs, observer };
+  const reading = bodyReading({ bodyTimeoutMs: settings.bodyTimeoutMs, observer });
   const { app, endpoint, base, endpointOnly } = createRcpHttpApp<NodeHttpEnv>(service, {
     ...httpAppSettings(settings, gate),
     io: nodeRequestIo(reading),
@@ -67,13 +68,13 @@ export async function startHttpServer(
       const res = (err as { getResponse(): Response }).getResponse();
       return c.newResponse(res.body, res);
     }
-    handlerError(err, c.env?.outgoing !== undefined && (c.env.outgoing.destroyed || (c.env.outgoing.socket?.destroyed ?? true)));
-    return c.text('Internal Server Error', 500);
+    handlerError(err, c.env?.outgoing !== undefined && responseGone(c.env.outgoing));
+    return toResponse(INTERNAL_ERROR);
   });
   // Plain JSON RCP requests skip the app when nothing but the endpoint would see them (direct-lane.ts).
   const lane =
     settings.directLane && endpointOnly
-      ? directLane({ endpoint, base, maxBodyBytes: settings.maxBodyBytes, reading: bodyReading(reading), onError: handlerError })
+      ? directLane({ endpoint, base, maxBodyBytes: settings.maxBodyBytes, reading, onError: handlerError })
       : undefined;
   // @hono/node-server's listener, as its serve() would make it; the lane goes first when there is one.
   const toApp = getRequestListener(app.fetch, { hostname: settings.host });

@@ -24,8 +24,7 @@ export interface NodeRequestIoOptions {
   observer?: ListenerObserver;
 }
 
-export function nodeRequestIo(options: NodeRequestIoOptions = {}): RequestIo<NodeHttpEnv> {
-  const reading = bodyReading(options);
+export function nodeRequestIo(reading: BodyReading): RequestIo<NodeHttpEnv> {
   const web = webRequestIo<NodeHttpEnv>();
   return {
     limitBody: (maxBytes, tooLarge) => {
@@ -59,6 +58,14 @@ export function bodyReading(options: NodeRequestIoOptions): BodyReading {
 export function declaredTooLarge(incoming: IncomingMessage, maxBytes: number): boolean {
   const declared = incoming.headers['content-length'];
   return declared !== undefined && incoming.headers['transfer-encoding'] === undefined && Number(declared) > maxBytes;
+}
+
+/**
+ * The client can no longer get an answer: the response's socket is gone. (Not `incoming.destroyed`:
+ * node destroys a request once its body has been read to the end.)
+ */
+export function responseGone(outgoing: ServerResponse): boolean {
+  return outgoing.destroyed || (outgoing.socket?.destroyed ?? true);
 }
 
 /** One node request/response pair as the endpoint's exchange. */
