@@ -55,14 +55,29 @@ describe('portable hashing matches node:crypto', () => {
 });
 
 describe('native cursor digests (what the CLI installs on Node) give the portable bytes', () => {
-  const texts = ['', 'a', 'naïve café ü', 'x'.repeat(239), '\u{1F600} emoji', 'lone \uD800 surrogate', '{"k":3,"query":"q"}'];
-  const keys = [cursorKey(SECRET), new Uint8Array(0), new Uint8Array(100).fill(9)];
+  // 2048 and 2049 units: either side of the native MAC's inline buffer; 'é' three times longer in UTF-8 than 'x'.
+  const texts = ['', 'a', 'naïve café ü', 'x'.repeat(239), '\u{1F600} emoji', 'lone \uD800 surrogate', '{"k":3,"query":"q"}', '€'.repeat(2048), 'x'.repeat(2049)];
+  // Empty, shorter than SHA-256's 64-byte block, exactly one block, longer (hashed first).
+  const keys = [cursorKey(SECRET), new Uint8Array(0), new Uint8Array(64).fill(200), new Uint8Array(100).fill(9)];
 
   it('encode, MAC and digest each text identically', () => {
     for (const text of texts) {
       expect(nodeCursorDigests.encodeText(text), text).toBe(portableCursorDigests.encodeText(text));
       expect(nodeCursorDigests.digest(text), text).toBe(portableCursorDigests.digest(text));
       for (const key of keys) expect(nodeCursorDigests.mac(key, text, 16), text).toBe(portableCursorDigests.mac(key, text, 16));
+    }
+  });
+
+  it('MACs equal HMAC-SHA256 when keys alternate between calls and at other lengths', () => {
+    const reference = (key: Uint8Array, text: string, bytes: number) =>
+      createHmac('sha256', key).update(text, 'utf8').digest().subarray(0, bytes).toString('base64url');
+    for (let round = 0; round < 3; round++) {
+      for (const key of keys) {
+        for (const bytes of [1, 16, 32, 40]) {
+          const text = `round ${round} ü`;
+          expect(nodeCursorDigests.mac(key, text, bytes)).toBe(reference(key, text, bytes));
+        }
+      }
     }
   });
 
