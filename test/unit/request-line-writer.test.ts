@@ -99,16 +99,16 @@ describe('the hand-written request line', () => {
   });
 });
 
-describe('the log time (isoTime, made once per millisecond)', () => {
+describe('the log time (isoTime, made once per millisecond from a prefix made once per second)', () => {
   afterEach(() => {
     vi.useRealTimers();
   });
 
-  it("is pino's isoTime at every millisecond, including when the clock moves on or back", () => {
+  it("is pino's isoTime at every millisecond, including when the clock moves on or back, across seconds, before 1970 and past year 9999", () => {
     vi.useFakeTimers();
     for (const at of [
       0, 1_764_658_800_000, 1_764_658_800_000, 1_764_658_800_001, 1_764_658_800_999, 1_764_658_801_000, 1_764_658_800_500,
-      4_102_444_800_000,
+      4_102_444_800_000, 1_764_658_801_999, 1_764_658_802_000, 1_764_658_799_999, -1, -1_000, -1_001, 253_402_300_800_000,
     ]) {
       vi.setSystemTime(at);
       expect(isoTime()).toBe(pino.stdTimeFunctions.isoTime());
