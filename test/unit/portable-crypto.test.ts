@@ -56,7 +56,17 @@ describe('portable hashing matches node:crypto', () => {
 
 describe('native cursor digests (what the CLI installs on Node) give the portable bytes', () => {
   // 2048 and 2049 units: either side of the native MAC's inline buffer; 'é' three times longer in UTF-8 than 'x'.
-  const texts = ['', 'a', 'naïve café ü', 'x'.repeat(239), '\u{1F600} emoji', 'lone \uD800 surrogate', '{"k":3,"query":"q"}', '€'.repeat(2048), 'x'.repeat(2049)];
+  const texts = [
+    '',
+    'a',
+    'naïve café ü',
+    'x'.repeat(239),
+    '\u{1F600} emoji',
+    'lone \uD800 surrogate',
+    '{"k":3,"query":"q"}',
+    '€'.repeat(2048),
+    'x'.repeat(2049),
+  ];
   // Empty, shorter than SHA-256's 64-byte block, exactly one block, longer (hashed first).
   const keys = [cursorKey(SECRET), new Uint8Array(0), new Uint8Array(64).fill(200), new Uint8Array(100).fill(9)];
 

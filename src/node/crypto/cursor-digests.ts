@@ -33,11 +33,14 @@ function useKey(key: Uint8Array): void {
 /**
  * HMAC-SHA256 by its definition, H((K ⊕ opad) ‖ H((K ⊕ ipad) ‖ text)), from two one-shot hashes
  * over buffers reused across calls. node's Hmac object costs 3.5–5.5 µs to set up per cursor (its
- * OpenSSL context); this is 1.4 µs, and the same bytes. Digests travel as latin1 strings (node's 'binary'), since a
- * one-shot hash returning a Buffer costs more than the hash itself.
+ * OpenSSL context); this is 1.4 µs, and the same bytes. Digests travel as latin1 strings (node's
+ * 'binary'), since a one-shot hash returning a Buffer costs more than the hash itself.
  */
 function hmacSha256(key: Uint8Array, text: string, bytes: number): string {
-  if (text.length > INLINE_CHARS) return createHmac('sha256', key).update(text, 'utf8').digest().subarray(0, bytes).toString('base64url');
+  if (text.length > INLINE_CHARS) {
+    // Longer than any cursor this gateway issues (a client's forgery attempt, say): the Hmac object.
+    return createHmac('sha256', key).update(text, 'utf8').digest().subarray(0, bytes).toString('base64url');
+  }
   // The key is the caller's, kept as is for the life of the process (cursorKey); keyed blocks follow it by identity.
   if (keyed !== key) useKey(key);
   const length = inner.write(text, BLOCK, 'utf8');
