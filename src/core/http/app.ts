@@ -47,6 +47,8 @@ export interface RcpHttpApp<E extends Env> {
   endpoint: RpcEndpoint<E>;
   /** The RCP base path, without a trailing slash ('' for the root). */
   base: string;
+  /** The body cap the app's limit applies in front of the endpoint (a direct lane applies the same). */
+  maxBodyBytes: number;
   /**
    * True when a POST under `base` meets nothing in the app but the body limit and the endpoint: no
    * CORS, no auth guard, no other route there. Only then may a runtime answer such a request
@@ -95,7 +97,13 @@ export function createRcpHttpApp<E extends Env = Env>(service: RcpService, optio
   app.post(`${base}`, limit, endpoint.handle);
   app.post(`${base}/*`, limit, endpoint.handle);
   const others = app.routes.slice(0, before);
-  return { app, endpoint, base, endpointOnly: !others.some((route) => mayServePostUnder(route, base)) };
+  return {
+    app,
+    endpoint,
+    base,
+    maxBodyBytes: options.maxBodyBytes,
+    endpointOnly: !others.some((route) => mayServePostUnder(route, base)),
+  };
 }
 
 /**

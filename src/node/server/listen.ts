@@ -13,7 +13,7 @@ import type { RcpService } from '../../core/service/contract.js';
 import type { SessionOptions } from '../../core/session/session.js';
 import { AdmissionGate, InFlightRegistry } from '../../core/session/admission.js';
 import { capConnectionsPerAddress, guardedServerOptions, NO_OBSERVER, type ListenerObserver } from './listener-guard.js';
-import { bodyReading, nodeRequestIo, responseGone, type NodeHttpEnv } from './node-request-io.js';
+import { nodeRequestIo, responseGone, type BodyReading, type NodeHttpEnv } from './node-request-io.js';
 import { INTERNAL_ERROR, toResponse } from '../../core/http/envelope.js';
 import { directLane } from './direct-lane.js';
 
@@ -44,8 +44,8 @@ export async function startHttpServer(
   // Gateway-wide in-flight cap (429 + Retry-After before JSON-RPC) and the sessions shutdown must answer.
   const gate = new AdmissionGate(settings.maxInFlight);
   const registry = new InFlightRegistry();
-  const reading = bodyReading({ bodyTimeoutMs: settings.bodyTimeoutMs, observer });
-  const { app, endpoint, base, endpointOnly } = createRcpHttpApp<NodeHttpEnv>(service, {
+  const reading: BodyReading = { idleMs: settings.bodyTimeoutMs, observer };
+  const { app, endpoint, base, maxBodyBytes, endpointOnly } = createRcpHttpApp<NodeHttpEnv>(service, {
     ...httpAppSettings(settings, gate),
     io: nodeRequestIo(reading),
     ...extra,
@@ -73,9 +73,7 @@ export async function startHttpServer(
   });
   // Plain JSON RCP requests skip the app when nothing but the endpoint would see them (direct-lane.ts).
   const lane =
-    settings.directLane && endpointOnly
-      ? directLane({ endpoint, base, maxBodyBytes: settings.maxBodyBytes, reading, onError: handlerError })
-      : undefined;
+    settings.directLane && endpointOnly ? directLane({ endpoint, base, maxBodyBytes, reading, onError: handlerError }) : undefined;
   // @hono/node-server's listener, as its serve() would make it; the lane goes first when there is one.
   const toApp = getRequestListener(app.fetch, { hostname: settings.host });
   const listener = lane

@@ -10,19 +10,13 @@ import type { Context } from 'hono';
 import type { ServerResponse } from 'node:http';
 import type { Principal } from '../../core/auth/principal.js';
 import { BodyTimeoutError, webRequestIo, type HttpExchange, type RequestIo } from '../../core/http/request-io.js';
-import { NO_OBSERVER, type ListenerObserver } from './listener-guard.js';
+import type { ListenerObserver } from './listener-guard.js';
 
 export type NodeHttpEnv = { Bindings: HttpBindings };
 type NodeContext = Context<NodeHttpEnv>;
 type IncomingMessage = HttpBindings['incoming'];
 
 const utf8 = new TextDecoder(); // as Request.text(): invalid bytes → U+FFFD, a leading BOM dropped
-
-export interface NodeRequestIoOptions {
-  /** Longest silence between two reads of a body (nginx's client_body_timeout); then BodyTimeoutError. */
-  bodyTimeoutMs?: number;
-  observer?: ListenerObserver;
-}
 
 export function nodeRequestIo(reading: BodyReading): RequestIo<NodeHttpEnv> {
   const web = webRequestIo<NodeHttpEnv>();
@@ -46,12 +40,9 @@ export function nodeRequestIo(reading: BodyReading): RequestIo<NodeHttpEnv> {
 
 /** How bodies are read: the idle timeout and who is told. */
 export interface BodyReading {
+  /** Longest silence between two reads of a body (nginx's client_body_timeout), then BodyTimeoutError; 0 = no limit. */
   idleMs: number;
   observer: ListenerObserver;
-}
-
-export function bodyReading(options: NodeRequestIoOptions): BodyReading {
-  return { idleMs: options.bodyTimeoutMs ?? 0, observer: options.observer ?? NO_OBSERVER };
 }
 
 /** A declared Content-Length over the cap (a chunked body is checked as it streams, in readBody). */
