@@ -21,7 +21,7 @@ import { cursorKey, requestFingerprint, sealCursor } from './cursor.js';
 import { fanout } from './fanout.js';
 import type { EngineHit, RankedList } from './fusion/types.js';
 import { legParams, type PagedLeg, type Resume } from './paged-legs.js';
-import { fusedPage, segmentDepth, type SegmentFetch } from './paging.js';
+import { fusedPage, segmentDepth, type PageResult, type SegmentFetch } from './paging.js';
 import { sanitizeHits } from './sanitize.js';
 import { VENDOR_KEY, type GatewayOptions } from './vendor.js';
 
@@ -66,14 +66,18 @@ export interface PageOutput {
   nextCursor: string | undefined;
 }
 
-export async function servePage(input: PageInput, ctx: CallContext, fed: FederationContext): Promise<PageOutput> {
+/**
+ * Synchronous when no engine needs reading deeper (a first page, usually): only a page that
+ * deepens waits, so the common answer costs no promise here.
+ */
+export function servePage(input: PageInput, ctx: CallContext, fed: FederationContext): PageOutput | Promise<PageOutput> {
   const { resume, options } = input;
   if (resume) requireFirstPageEngines(resume, input.lists);
   const states = initialStates(input);
   const start = { segment: resume?.segment ?? 0, offset: resume?.offset ?? 0 };
   const depth: Record<string, number> = {};
   for (const state of states.values()) depth[state.list.engine] = state.leg.base;
-  const page = await fusedPage(
+  const page = fusedPage(
     start,
     {
       k: input.k,
@@ -84,14 +88,26 @@ export async function servePage(input: PageInput, ctx: CallContext, fed: Federat
     },
     (segment) => fetchSegment(segment, states, input, ctx, fed),
   );
+  return page instanceof Promise
+    ? page.then((done) => pageOutput(done, input, states, depth, fed))
+    : pageOutput(page, input, states, depth, fed);
+}
 
+/** The page as answered, with the next page's cursor when there is one. */
+function pageOutput(
+  page: PageResult,
+  input: PageInput,
+  states: ReadonlyMap<string, EngineState>,
+  depth: Record<string, number>,
+  fed: FederationContext,
+): PageOutput {
   let nextCursor: string | undefined;
   // §10: a cursor only while `pagination` is advertised.
   if (page.next && fed.settings.pagination) {
     nextCursor = sealCursor(
       {
         method: input.method,
-        fingerprint: resume?.fingerprint ?? requestFingerprint(input.params, VENDOR_KEY),
+        fingerprint: input.resume?.fingerprint ?? requestFingerprint(input.params, VENDOR_KEY),
         expiresAt: Date.now() + fed.settings.cursorTtlMs,
         position: { kind: 'fused', engines: [...states.keys()], depth, segment: page.next.segment, offset: page.next.offset },
       },
@@ -146,8 +162,21 @@ function canDeepen(state: EngineState, maxDepth: number): boolean {
   );
 }
 
-/** Read every engine as deep as `segment` needs (round by round), then hand fusion the lists. */
-async function fetchSegment(
+/**
+ * Read every engine as deep as `segment` needs (round by round), then hand fusion the lists;
+ * synchronous when every engine already is that deep.
+ */
+function fetchSegment(
+  segment: number,
+  states: Map<string, EngineState>,
+  input: PageInput,
+  ctx: CallContext,
+  fed: FederationContext,
+): SegmentFetch | Promise<SegmentFetch> {
+  return shortOf(states, segment, fed).length === 0 ? listsOf(states, fed) : deepenToSegment(segment, states, input, ctx, fed);
+}
+
+async function deepenToSegment(
   segment: number,
   states: Map<string, EngineState>,
   input: PageInput,
@@ -155,14 +184,33 @@ async function fetchSegment(
   fed: FederationContext,
 ): Promise<SegmentFetch> {
   const maxDepth = fed.settings.pageMaxDepth;
-  const need = (state: EngineState): number => Math.min(segmentDepth(state.leg.base, segment), maxDepth);
   for (let round = 0; round < MAX_DEEPEN_ROUNDS; round++) {
-    const short = [...states.values()].filter((state) => state.list.hits.length < need(state) && canDeepen(state, maxDepth));
+    const short = shortOf(states, segment, fed);
     if (short.length === 0) break;
+    const need = (state: EngineState): number => Math.min(segmentDepth(state.leg.base, segment), maxDepth);
     await deepen(new Map(short.map((state) => [state.list.engine, { state, ask: askFor(state, need(state)) }])), input, ctx, fed);
   }
-  const lists = [...states.values()].map((state) => state.list);
-  const deeper = new Set([...states.values()].filter((state) => canDeepen(state, maxDepth)).map((state) => state.list.engine));
+  return listsOf(states, fed);
+}
+
+/** The engines that hold fewer hits than `segment` needs and can give more. */
+function shortOf(states: ReadonlyMap<string, EngineState>, segment: number, fed: FederationContext): EngineState[] {
+  const maxDepth = fed.settings.pageMaxDepth;
+  const short: EngineState[] = [];
+  for (const state of states.values()) {
+    if (state.list.hits.length < Math.min(segmentDepth(state.leg.base, segment), maxDepth) && canDeepen(state, maxDepth)) short.push(state);
+  }
+  return short;
+}
+
+function listsOf(states: ReadonlyMap<string, EngineState>, fed: FederationContext): SegmentFetch {
+  const maxDepth = fed.settings.pageMaxDepth;
+  const lists: RankedList[] = [];
+  const deeper = new Set<string>();
+  for (const state of states.values()) {
+    lists.push(state.list);
+    if (canDeepen(state, maxDepth)) deeper.add(state.list.engine);
+  }
   return { lists, deeper };
 }
 

@@ -74,33 +74,67 @@ export function segmentHits(
 
 /**
  * One page starting at `start`: fetches segment `start.segment` (and further segments while the
- * page is not full and some engine has more), then cuts `k` hits.
+ * page is not full and some engine has more), then cuts `k` hits. Synchronous while `fetch` is:
+ * a first page whose engines already answered deep enough (the common case) costs no promise.
  */
-export async function fusedPage(
+export function fusedPage(
   start: { segment: number; offset: number },
   options: PageOptions,
-  fetch: (segment: number) => Promise<SegmentFetch>,
-): Promise<PageResult> {
-  const hits: EngineHit[] = [];
-  const notes: string[] = [];
-  let segment = start.segment;
-  let offset = start.offset;
-  let method = options.method;
-  for (let round = 1; ; round++) {
-    const fetched = await fetch(segment);
+  fetch: (segment: number) => SegmentFetch | Promise<SegmentFetch>,
+): PageResult | Promise<PageResult> {
+  return advance(new PageCut(start, options), fetch);
+}
+
+/** Fetch and cut segment after segment until the page is done, waiting only for a fetch that has to. */
+function advance(cut: PageCut, fetch: (segment: number) => SegmentFetch | Promise<SegmentFetch>): PageResult | Promise<PageResult> {
+  for (;;) {
+    const fetched = fetch(cut.segment);
+    if (fetched instanceof Promise) return fetched.then((lists) => cut.take(lists) ?? advance(cut, fetch));
+    const done = cut.take(fetched);
+    if (done) return done;
+  }
+}
+
+/** The page being cut: the hits taken so far and where the next segment starts. */
+class PageCut {
+  private readonly hits: EngineHit[] = [];
+  private readonly notes: string[] = [];
+  segment: number;
+  private offset: number;
+  private method: FusionMethod;
+  private round = 1;
+
+  constructor(
+    start: { segment: number; offset: number },
+    private readonly options: PageOptions,
+  ) {
+    this.segment = start.segment;
+    this.offset = start.offset;
+    this.method = options.method;
+  }
+
+  /** Cut what this segment gives; the page when it is done, undefined when the next segment is needed. */
+  take(fetched: SegmentFetch): PageResult | undefined {
+    const { hits, notes, options } = this;
     const wanted = options.k - hits.length;
-    const seg = segmentHits(fetched.lists, segment, options, offset + wanted);
-    method = seg.method;
+    const seg = segmentHits(fetched.lists, this.segment, options, this.offset + wanted);
+    this.method = seg.method;
     for (const note of [...(fetched.notes ?? []), ...seg.notes]) if (!notes.includes(note)) notes.push(note);
-    const take = seg.hits.slice(offset, offset + wanted);
+    const take = seg.hits.slice(this.offset, this.offset + wanted);
     hits.push(...take);
-    offset += take.length;
-    if (offset < seg.total) return { hits, next: { segment, offset }, method, notes };
+    this.offset += take.length;
+    if (this.offset < seg.total) return this.page({ segment: this.segment, offset: this.offset });
     // This segment is used up: the result set ends unless some engine can go deeper.
     const more = fetched.lists.some((list) => fetched.deeper.has(list.engine));
-    if (!more) return { hits, next: undefined, method, notes };
-    segment += 1;
-    offset = 0;
-    if (hits.length >= options.k || round >= options.maxRounds) return { hits, next: { segment, offset }, method, notes };
+    if (!more) return this.page(undefined);
+    this.segment += 1;
+    this.offset = 0;
+    if (hits.length >= options.k || this.round >= options.maxRounds) return this.page({ segment: this.segment, offset: this.offset });
+    this.round += 1;
+    return undefined;
+  }
+
+  private page(next: PageResult['next']): PageResult {
+    return { hits: this.hits, next, method: this.method, notes: this.notes };
   }
 }

@@ -62,6 +62,7 @@ export interface BreakerSnapshot {
 
 type Report = () => Promise<void>;
 const SUCCEED: Report = () => Promise.resolve();
+const NO_ARGS: readonly unknown[] = Object.freeze([]);
 
 export class EngineBreaker {
   private circuit: CircuitBreaker<[Report], void>;
@@ -126,8 +127,18 @@ export class EngineBreaker {
     );
   }
 
+  /**
+   * A success on a closed breaker, counted as opossum's own `fire` counts it, less its promises:
+   * opossum's rolling window counts the circuit's 'fire' and 'success' events (its Status listens
+   * to them; its own `handleError` emits 'success' directly for a filtered error), and a closed
+   * circuit does nothing else on a success: its only other 'success' listener closes a half-open
+   * one. Firing a no-op action instead cost seven promises and two timestamps per leg, ~0.07 of
+   * the bare ceiling's CPU with three engines (bench/RESULTS.md, 2026-12-02, promises).
+   */
   private reportSuccess(generation: number): void {
-    if (generation === this.generation) this.circuit.fire(SUCCEED).catch(() => undefined);
+    if (generation !== this.generation) return;
+    this.circuit.emit('fire', NO_ARGS);
+    this.circuit.emit('success', undefined, 0);
   }
 
   shutdown(): void {
