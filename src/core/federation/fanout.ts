@@ -9,7 +9,7 @@ import type { CallContext } from '../service/contract.js';
 import { toClientError, UpstreamError } from '../upstream/errors.js';
 import type { Engine } from '../upstream/engine.js';
 import type { DegradedEntry, FederationContext } from './context.js';
-import { failureOf, legScope, runLeg, type LegFailure } from './leg.js';
+import { failureOf, legScope, runLeg, type LegFailure, type LegOutcome } from './leg.js';
 
 export interface LegSuccess {
   engine: Engine;
@@ -37,35 +37,49 @@ export interface FanoutPlan {
   validate?: (result: JsonObject) => void;
 }
 
-export async function fanout(plan: FanoutPlan, ctx: CallContext, fed: FederationContext): Promise<FanoutOutcome> {
-  const scope = legScope(ctx, fed);
-  const successes: LegSuccess[] = [];
-  const failures: LegFailure[] = [];
-  fed.hooks.onFanout?.(plan.method, plan.engines.length);
+/**
+ * Promise chaining, not async/await: every request passes here, and each `await` or async
+ * function is one more promise and microtask per leg (bench/RESULTS.md, 2026-12-02, promises).
+ */
+export function fanout(plan: FanoutPlan, ctx: CallContext, fed: FederationContext): Promise<FanoutOutcome> {
+  try {
+    return startLegs(plan, ctx, fed);
+  } catch (err) {
+    // No hop budget left (legScope), or the caller's `paramsFor` threw: a rejection, as from any async step.
+    return Promise.reject(err);
+  }
+}
 
-  await Promise.all(
-    plan.engines.map(async (engine) => {
-      if (ctx.deadlineAt - performance.now() - fed.settings.deadlineReserveMs <= 0) {
-        // Not sent at all: no leg to time or count, only a failure to report.
-        failures.push(failureOf(engine, new UpstreamError('timeout', 'no time left before the deadline'), ctx));
-        plan.onLegDone?.(engine, false, 'deadline');
-        return;
-      }
-      const leg = await runLeg(scope, engine, plan.method, plan.paramsFor(engine), {
-        onProgress: plan.onLegProgress ? (frame) => plan.onLegProgress!(engine, frame) : undefined,
-        onLog: plan.onLegLog ? (frame) => plan.onLegLog!(engine, frame) : undefined,
-        validate: plan.validate,
-      });
-      if (leg.ok) {
-        successes.push({ engine, result: leg.result });
-        plan.onLegDone?.(engine, true, undefined, leg.result);
-      } else {
-        failures.push(leg.failure);
-        plan.onLegDone?.(engine, false, leg.failure.reason);
-      }
-    }),
-  );
-  return { successes, failures, traceId: scope.trace.traceId, notes: scope.notes };
+function startLegs(plan: FanoutPlan, ctx: CallContext, fed: FederationContext): Promise<FanoutOutcome> {
+  const scope = legScope(ctx, fed);
+  const outcome: FanoutOutcome = { successes: [], failures: [], traceId: scope.trace.traceId, notes: scope.notes };
+  fed.hooks.onFanout?.(plan.method, plan.engines.length);
+  const legs: Array<Promise<void>> = [];
+  for (const engine of plan.engines) {
+    if (ctx.deadlineAt - performance.now() - fed.settings.deadlineReserveMs <= 0) {
+      // Not sent at all: no leg to time or count, only a failure to report.
+      outcome.failures.push(failureOf(engine, new UpstreamError('timeout', 'no time left before the deadline'), ctx));
+      plan.onLegDone?.(engine, false, 'deadline');
+      continue;
+    }
+    const leg = runLeg(scope, engine, plan.method, plan.paramsFor(engine), {
+      onProgress: plan.onLegProgress ? (frame) => plan.onLegProgress!(engine, frame) : undefined,
+      onLog: plan.onLegLog ? (frame) => plan.onLegLog!(engine, frame) : undefined,
+      validate: plan.validate,
+    });
+    legs.push(leg.then((done) => recordLeg(plan, outcome, engine, done)));
+  }
+  return Promise.all(legs).then(() => outcome);
+}
+
+function recordLeg(plan: FanoutPlan, outcome: FanoutOutcome, engine: Engine, leg: LegOutcome): void {
+  if (leg.ok) {
+    outcome.successes.push({ engine, result: leg.result });
+    plan.onLegDone?.(engine, true, undefined, leg.result);
+  } else {
+    outcome.failures.push(leg.failure);
+    plan.onLegDone?.(engine, false, leg.failure.reason);
+  }
 }
 
 /**

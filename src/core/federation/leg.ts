@@ -79,7 +79,8 @@ export function onPath(engine: Engine, path: readonly string[]): boolean {
   return path.includes(engine.id) || (engine.server !== undefined && path.includes(engine.server.name));
 }
 
-export async function runLeg(
+/** One leg: the engine called through its pipeline, the outcome timed and reported; rejects only on a fault of the gateway's own code. */
+export function runLeg(
   scope: LegScope,
   engine: Engine,
   method: string,
@@ -88,21 +89,29 @@ export async function runLeg(
 ): Promise<LegOutcome> {
   const started = performance.now();
   const { fed } = scope;
+  let answer: Promise<JsonObject>;
   try {
-    const result = await engine.call(legCall(scope, engine, method, params, options));
-    fed.hooks.onLeg?.(engine.id, method, 0, performance.now() - started);
-    return { ok: true, result };
+    answer = engine.call(legCall(scope, engine, method, params, options));
   } catch (err) {
-    // Only an UpstreamError is about the engine; anything else is a fault of the gateway's own
-    // code, which must surface as one (-32603, with its stack in the log), never as the engine's
-    // `malformed` answer in `_meta.degraded`.
-    if (!(err instanceof UpstreamError)) throw gatewayFault(fed, err, { engine: engine.id, method });
-    const error = err;
-    const failure = failureOf(engine, error, scope.ctx);
-    logLegFailure(fed, engine.id, method, failure);
-    fed.hooks.onLeg?.(engine.id, method, failure.code, performance.now() - started);
-    return { ok: false, error, failure };
+    answer = Promise.reject(err);
   }
+  // One reaction, not async/await: every leg of every request passes here.
+  return answer.then(
+    (result): LegOutcome => {
+      fed.hooks.onLeg?.(engine.id, method, 0, performance.now() - started);
+      return { ok: true, result };
+    },
+    (err: unknown): LegOutcome => {
+      // Only an UpstreamError is about the engine; anything else is a fault of the gateway's own
+      // code, which must surface as one (-32603, with its stack in the log), never as the engine's
+      // `malformed` answer in `_meta.degraded`.
+      if (!(err instanceof UpstreamError)) throw gatewayFault(fed, err, { engine: engine.id, method });
+      const failure = failureOf(engine, err, scope.ctx);
+      logLegFailure(fed, engine.id, method, failure);
+      fed.hooks.onLeg?.(engine.id, method, failure.code, performance.now() - started);
+      return { ok: false, error: err, failure };
+    },
+  );
 }
 
 /** Log an exception of the gateway's own code with its stack; the client gets -32603. */

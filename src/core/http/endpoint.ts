@@ -119,12 +119,12 @@ export class RpcEndpoint<E extends Env> {
     }
   }
 
-  private async answer(
+  private answer(
     exchange: HttpExchange,
     envelope: Envelope,
     sse: boolean,
     takeRelease: () => () => void,
-  ): Promise<HttpReply | Response> {
+  ): HttpReply | Response | Promise<HttpReply | Response> {
     const { sessions } = this.options;
     const { headers, principal } = exchange;
     const { value } = envelope;
@@ -163,23 +163,48 @@ export class RpcEndpoint<E extends Env> {
     );
   }
 
-  private async jsonAnswer(
+  /** One reaction on the session's answer (not async/await: every JSON request passes here). */
+  private jsonAnswer(
     session: Session,
-    { value, compact, mismatched }: Envelope,
+    envelope: Envelope,
     headers: Record<string, string>,
     decorate: (reply: Reply) => Reply,
     finished: () => void,
-  ): Promise<HttpReply> {
-    let reply: Reply;
-    try {
-      reply =
-        Array.isArray(value) && value.length === 0 && mismatched.length > 0 ? null : decorate(await session.handle({ value, headers }));
-    } finally {
+  ): HttpReply | Promise<HttpReply> {
+    const { value, mismatched } = envelope;
+    if (Array.isArray(value) && value.length === 0 && mismatched.length > 0) {
       finished();
+      return jsonReplyOf(null, envelope);
     }
-    if (mismatched.length > 0) reply = [...(Array.isArray(reply) ? reply : []), ...mismatched];
-    if (reply === null) return NO_CONTENT; // notifications: no body
-    if (compact && !Array.isArray(reply)) return jsonReply(compactOf(reply));
-    return jsonReply(reply);
+    let answer: Promise<Reply>;
+    try {
+      answer = session.handle({ value, headers });
+    } catch (err) {
+      finished();
+      throw err;
+    }
+    return answer.then(
+      (reply) => {
+        let decorated: Reply;
+        try {
+          decorated = decorate(reply);
+        } finally {
+          finished();
+        }
+        return jsonReplyOf(decorated, envelope);
+      },
+      (err: unknown) => {
+        finished();
+        throw err;
+      },
+    );
   }
+}
+
+/** The JSON answer to a POST: the session's reply, with the answers to members the path refused (`mismatched`). */
+function jsonReplyOf(reply: Reply, { compact, mismatched }: Envelope): HttpReply {
+  if (mismatched.length > 0) reply = [...(Array.isArray(reply) ? reply : []), ...mismatched];
+  if (reply === null) return NO_CONTENT; // notifications: no body
+  if (compact && !Array.isArray(reply)) return jsonReply(compactOf(reply));
+  return jsonReply(reply);
 }

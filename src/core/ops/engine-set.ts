@@ -69,13 +69,20 @@ export class EngineSet<E extends ManagedEngine> {
    * Run one request on the set current now: it keeps the engines and config it started with even
    * if a reload swaps them meanwhile, and engines leaving the set are not stopped before it ends.
    */
-  async run<T>(work: (engines: readonly E[], config: GatewayConfig) => Promise<T>): Promise<T> {
+  run<T>(work: (engines: readonly E[], config: GatewayConfig) => Promise<T>): Promise<T> {
     const lease = this.generations.enter();
+    const leave = (): void => this.generations.leave(lease);
+    let answer: Promise<T>;
     try {
-      return await work(this.list, this.current);
-    } finally {
-      this.generations.leave(lease);
+      answer = work(this.list, this.current);
+    } catch (err) {
+      leave();
+      return Promise.reject(err);
     }
+    // Left before the caller hears the answer (this reaction is registered first), with one
+    // reaction instead of an async function's promise and its await (every request runs here).
+    answer.then(leave, leave);
+    return answer;
   }
 
   reload(next: GatewayConfig): Promise<ReloadOutcome> {

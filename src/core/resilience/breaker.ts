@@ -104,14 +104,29 @@ export class EngineBreaker {
     return out;
   }
 
-  /** Run `action` through the breaker. Rejects with UpstreamError('circuit-open') when refused. */
-  fire<T>(action: () => Promise<T>): Promise<T> {
+  /**
+   * Run `action` through the breaker. Rejects with UpstreamError('circuit-open') when refused.
+   * `check` vets a result before it counts: a result it throws on is a failure of the call, as if
+   * the action had rejected with that error (checked here, not in a reaction of its own).
+   */
+  fire<T>(action: () => Promise<T>, check?: (result: T) => void): Promise<T> {
     if (!this.admits) return Promise.reject(new UpstreamError('circuit-open', 'circuit breaker is open'));
     const trial = this.state === 'half-open';
     const generation = this.generation;
     if (trial) this.trialInFlight = true;
+    const failed = (err: unknown): Promise<T> =>
+      this.settle(outcomeOf(err), err, generation, trial).then(() => {
+        throw err;
+      });
     return action().then(
       (result) => {
+        if (check) {
+          try {
+            check(result);
+          } catch (err) {
+            return failed(err);
+          }
+        }
         // A success on a closed breaker cannot move it: reported without holding the answer back
         // (the happy path's cost). A trial's success is awaited, so the breaker has closed when it returns.
         if (!trial) {
@@ -120,10 +135,7 @@ export class EngineBreaker {
         }
         return this.settle('success', undefined, generation, trial).then(() => result);
       },
-      (err: unknown) =>
-        this.settle(outcomeOf(err), err, generation, trial).then(() => {
-          throw err;
-        }),
+      failed,
     );
   }
 
@@ -223,16 +235,5 @@ export class EngineBreaker {
  * inside the limiter: a call waiting for a slot is not yet a trial of a half-open breaker.
  */
 export function breakerLayer(breaker: EngineBreaker): Layer {
-  return (next) => (call) => {
-    const { validate } = call;
-    return breaker.fire(
-      validate
-        ? () =>
-            next(call).then((result) => {
-              validate(result);
-              return result;
-            })
-        : () => next(call),
-    );
-  };
+  return (next) => (call) => breaker.fire(() => next(call), call.validate);
 }

@@ -70,17 +70,26 @@ export class Session {
    * Handle one decoded JSON value: a message or a §11 batch. Resolves to what must be written
    * back: a response, an array of responses, or `null` for nothing (notifications).
    */
-  async handle(input: InboundRequest): Promise<ResponseMessage | ResponseMessage[] | null> {
-    const { value } = input;
-    if (Array.isArray(value)) {
-      // §11: an empty batch is a single (non-array) -32600 with id null.
-      if (value.length === 0) return invalidRequest(null, 'empty batch');
-      // Streaming is per request; batch members answer without progress frames.
-      const answers = await Promise.all(value.map((member) => this.handleOne({ value: member, headers: input.headers })));
-      const responses = answers.filter((a): a is ResponseMessage => a !== null);
-      return responses.length > 0 ? responses : null;
+  handle(input: InboundRequest): Promise<ResponseMessage | ResponseMessage[] | null> {
+    // The steps below return a value when they answer at once and a promise only when the service
+    // is called: each async function or await is one more promise and microtask per request.
+    try {
+      const { value } = input;
+      if (Array.isArray(value)) return this.handleBatch(value, input.headers);
+      const answer = this.handleOne(input);
+      return answer instanceof Promise ? answer : Promise.resolve(answer);
+    } catch (err) {
+      return Promise.reject(err);
     }
-    return this.handleOne(input);
+  }
+
+  private async handleBatch(batch: unknown[], headers: InboundRequest['headers']): Promise<ResponseMessage[] | ResponseMessage | null> {
+    // §11: an empty batch is a single (non-array) -32600 with id null.
+    if (batch.length === 0) return invalidRequest(null, 'empty batch');
+    // Streaming is per request; batch members answer without progress frames.
+    const answers = await Promise.all(batch.map((member) => this.handleOne({ value: member, headers })));
+    const responses = answers.filter((a): a is ResponseMessage => a !== null);
+    return responses.length > 0 ? responses : null;
   }
 
   /** Abort every in-flight request (transport closed or process stopping). */
@@ -96,7 +105,7 @@ export class Session {
     }
   }
 
-  private async handleOne(input: InboundRequest): Promise<ResponseMessage | null> {
+  private handleOne(input: InboundRequest): ResponseMessage | null | Promise<ResponseMessage | null> {
     const classified = classify(input.value);
     switch (classified.kind) {
       case 'invalid':
@@ -128,11 +137,11 @@ export class Session {
     return true;
   }
 
-  private async handleRequest(
+  private handleRequest(
     request: RequestMessage,
     sink: FrameSink | undefined,
     headers: Readonly<Record<string, string>>,
-  ): Promise<ResponseMessage> {
+  ): ResponseMessage | Promise<ResponseMessage> {
     const { id, method } = request;
     const started = performance.now();
     if (this.shuttingDown) {
