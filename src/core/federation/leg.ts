@@ -80,13 +80,7 @@ export function onPath(engine: Engine, path: readonly string[]): boolean {
 }
 
 /** One leg: the engine called through its pipeline, the outcome timed and reported; rejects only on a fault of the gateway's own code. */
-export function runLeg(
-  scope: LegScope,
-  engine: Engine,
-  method: string,
-  params: JsonObject,
-  options: LegOptions = {},
-): Promise<LegOutcome> {
+export function runLeg(scope: LegScope, engine: Engine, method: string, params: JsonObject, options: LegOptions = {}): Promise<LegOutcome> {
   const started = performance.now();
   const { fed } = scope;
   let answer: Promise<JsonObject>;

@@ -118,25 +118,22 @@ export class EngineBreaker {
       this.settle(outcomeOf(err), err, generation, trial).then(() => {
         throw err;
       });
-    return action().then(
-      (result) => {
-        if (check) {
-          try {
-            check(result);
-          } catch (err) {
-            return failed(err);
-          }
+    return action().then((result) => {
+      if (check) {
+        try {
+          check(result);
+        } catch (err) {
+          return failed(err);
         }
-        // A success on a closed breaker cannot move it: reported without holding the answer back
-        // (the happy path's cost). A trial's success is awaited, so the breaker has closed when it returns.
-        if (!trial) {
-          this.reportSuccess(generation);
-          return result;
-        }
-        return this.settle('success', undefined, generation, trial).then(() => result);
-      },
-      failed,
-    );
+      }
+      // A success on a closed breaker cannot move it: reported without holding the answer back
+      // (the happy path's cost). A trial's success is awaited, so the breaker has closed when it returns.
+      if (!trial) {
+        this.reportSuccess(generation);
+        return result;
+      }
+      return this.settle('success', undefined, generation, trial).then(() => result);
+    }, failed);
   }
 
   /**
