@@ -89,7 +89,7 @@ export function fusedPage(
 function advance(cut: PageCut, fetch: (segment: number) => SegmentFetch | Promise<SegmentFetch>): PageResult | Promise<PageResult> {
   for (;;) {
     const fetched = fetch(cut.segment);
-    if (fetched instanceof Promise) return fetched.then((lists) => cut.take(lists) ?? advance(cut, fetch));
+    if (fetched instanceof Promise) return fetched.then((later) => cut.take(later) ?? advance(cut, fetch));
     const done = cut.take(fetched);
     if (done) return done;
   }
