@@ -35,13 +35,19 @@ function fetcher(
   depth: Record<string, number>,
   maxDepth = Infinity,
 ): (segment: number) => Promise<SegmentFetch> {
+  const now = syncFetcher(full, depth, maxDepth);
+  return (segment) => Promise.resolve(now(segment));
+}
+
+/** The same lists at once, as the gateway has them when no engine needs reading deeper. */
+function syncFetcher(full: readonly RankedList[], depth: Record<string, number>, maxDepth = Infinity): (segment: number) => SegmentFetch {
   return (segment) => {
     const lists = full.map((list) => {
       const d = Math.min(depth[list.engine]! * 2 ** segment, maxDepth);
       return { ...list, hits: list.hits.slice(0, d) };
     });
     const deeper = new Set(lists.filter((l, i) => l.hits.length < full[i]!.hits.length && l.hits.length < maxDepth).map((l) => l.engine));
-    return Promise.resolve({ lists, deeper });
+    return { lists, deeper };
   };
 }
 
@@ -67,6 +73,31 @@ async function pageAll(
 
 describe('federated pagination over window segments', () => {
   const full = [engineList('a', 60, 120, 1), engineList('b', 45, 120, 2), engineList('c', 30, 120, 3)];
+
+  it('a fetch that answers at once gets its page at once, the same page as an async fetch', async () => {
+    const k = 7;
+    const depth = Object.fromEntries(full.map((l) => [l.engine, k * 2]));
+    const options = { k, method: 'rrf' as const, depth, maxRounds: 12, fusion: { rrfK: 60, dedup: 'id' as const } };
+    const now = syncFetcher(full, depth);
+    const later = fetcher(full, depth);
+    // Segment 0 at once, later segments only after a wait: a page that crosses into them waits.
+    const mixed = (segment: number): SegmentFetch | Promise<SegmentFetch> => (segment === 0 ? now(segment) : later(segment));
+    const { pages } = await pageAll(full, k, 'rrf');
+    let start: { segment: number; offset: number } | undefined = { segment: 0, offset: 0 };
+    let crossed = false;
+    for (const expected of pages) {
+      const sync = fusedPage(start!, options, now);
+      expect(sync).not.toBeInstanceOf(Promise);
+      const page = sync as Exclude<typeof sync, Promise<unknown>>;
+      expect(page.hits).toEqual(expected);
+      const viaMixed = fusedPage(start!, options, mixed);
+      if (viaMixed instanceof Promise) crossed = true;
+      expect(await viaMixed).toEqual(page);
+      start = page.next;
+    }
+    expect(start).toBeUndefined();
+    expect(crossed).toBe(true);
+  });
 
   for (const method of ['rrf', 'weighted'] as const) {
     it(`${method}: paging serves every hit exactly once (no repeats, no gaps)`, async () => {
