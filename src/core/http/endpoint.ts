@@ -176,14 +176,8 @@ export class RpcEndpoint<E extends Env> {
       finished();
       return jsonReplyOf(null, envelope);
     }
-    let answer: Promise<Reply>;
-    try {
-      answer = session.handle({ value, headers });
-    } catch (err) {
-      finished();
-      throw err;
-    }
-    return answer.then(
+    // `handle` never throws: a fault comes back as a rejection, which releases below too.
+    return session.handle({ value, headers }).then(
       (reply) => {
         let decorated: Reply;
         try {

@@ -68,7 +68,8 @@ export class Session {
 
   /**
    * Handle one decoded JSON value: a message or a §11 batch. Resolves to what must be written
-   * back: a response, an array of responses, or `null` for nothing (notifications).
+   * back: a response, an array of responses, or `null` for nothing (notifications). Never throws:
+   * a fault of the session's own code is a rejection.
    */
   handle(input: InboundRequest): Promise<ResponseMessage | ResponseMessage[] | null> {
     // The steps below return a value when they answer at once and a promise only when the service
