@@ -9,6 +9,7 @@
  *
  *   node bench/compare.js [--engines 1|3] [--rounds 8] [--seconds 2] [--connections 50] [--pin]
  *        [--variant 'NAME=CLI_PATH[@GATEWAY_JSON][ NODE_FLAG…]']... [--no-spec] [--floor-variant 'NAME=STEP[,STEP…][ ARG…]']...
+ *        [--bare-variant 'NAME=NODE_FLAG[ NODE_FLAG…]']...
  *
  * Beside the variants and the bare ceiling runs the spec floor (bench/lib/spec-floor.js: the bare
  * ceiling plus only the work RCP/1 requires of a gateway), so the gateway's excess over the bare
@@ -16,6 +17,11 @@
  * --floor-variant adds a spec floor with steps left out (spec-floor.js --skip), pricing each;
  * words after the steps go to spec-floor.js as they are (e.g. `NAME= --cut signal` prices the
  * floor's deadline done with an AbortController per request instead of a cuttable leg).
+ *
+ * --bare-variant adds the bare ceiling run with node flags of its own (e.g. `--max-semi-space-size=64`),
+ * so a runtime setting tried on the gateway is priced on the ceiling too; the ratios stay against
+ * the plain bare ceiling. Each row also gives the load generator's own CPU per request (this
+ * process: autocannon and the response checks).
  *
  * --pin puts the processes under test on CPU 1 and the load generator and engines on CPU 0.
  * Without --variant it compares dist/cli/main.js with the bare ceiling.
@@ -36,6 +42,7 @@ const { values } = parseArgs({
     pin: { type: 'boolean', default: false },
     spec: { type: 'boolean', default: true },
     'floor-variant': { type: 'string', multiple: true, default: [] },
+    'bare-variant': { type: 'string', multiple: true, default: [] },
   },
   allowNegative: true, // --no-spec
 });
@@ -55,6 +62,16 @@ for (const spec of values['floor-variant']) {
   variants.push({ name: spec.slice(0, eq), floor: true, skip: steps.split(',').filter(Boolean), args: args.filter(Boolean) });
 }
 if (values.spec) variants.push({ name: 'spec floor', floor: true, skip: [] });
+for (const spec of values['bare-variant']) {
+  const eq = spec.indexOf('=');
+  variants.push({
+    name: spec.slice(0, eq),
+    bareFlags: spec
+      .slice(eq + 1)
+      .split(' ')
+      .filter(Boolean),
+  });
+}
 variants.push({ name: 'bare', bare: true });
 let pinning = values.pin;
 const pin = (pids, cpu) => {
@@ -75,10 +92,12 @@ try {
   for (const v of variants) {
     v.proc = v.bare
       ? await startBare(urls)
-      : v.floor
-        ? await startSpecFloor(urls, { skip: v.skip, args: v.args })
-        : await startGateway(urls, { cli: v.cli, gateway: v.gateway, nodeArgs: v.nodeArgs });
-    v.pids = () => (v.bare || v.floor ? [v.proc.pid] : processTree(v.proc.pid));
+      : v.bareFlags
+        ? await startBare(urls, { nodeArgs: v.bareFlags })
+        : v.floor
+          ? await startSpecFloor(urls, { skip: v.skip, args: v.args })
+          : await startGateway(urls, { cli: v.cli, gateway: v.gateway, nodeArgs: v.nodeArgs });
+    v.pids = () => (v.bare || v.bareFlags || v.floor ? [v.proc.pid] : processTree(v.proc.pid));
     pin(v.pids(), 1);
     v.target = { url: `${v.proc.url}/retrieve`, body, verify };
     v.runs = [];
@@ -87,8 +106,15 @@ try {
   for (let round = 0; round < Number(values.rounds); round++) {
     for (const v of variants) {
       const before = cpuMs(v.pids());
+      const genBefore = process.cpuUsage();
       const t = await throughput(v.target, { connections: Number(values.connections), seconds: Number(values.seconds) });
-      v.runs.push({ rps: t.rps, cpu: ((cpuMs(v.pids()) - before) * 1000) / t.requests, bad: t.bad });
+      const gen = process.cpuUsage(genBefore);
+      v.runs.push({
+        rps: t.rps,
+        cpu: ((cpuMs(v.pids()) - before) * 1000) / t.requests,
+        gen: (gen.user + gen.system) / t.requests,
+        bad: t.bad,
+      });
     }
     const bare = variants.at(-1).runs[round];
     log(
@@ -110,7 +136,9 @@ for (const v of variants) {
       .toFixed(0)
       .padStart(6)} req/s ${median(v.runs.map((r) => r.cpu))
       .toFixed(0)
-      .padStart(6)} µs/req   CPU ÷ bare ${cpuRatio.toFixed(2)}   req/s ÷ bare ${rpsRatio.toFixed(2)}${bad ? `   bad ${bad}` : ''}`,
+      .padStart(
+        6,
+      )} µs/req   load generator ${median(v.runs.map((r) => r.gen)).toFixed(0)} µs/req   CPU ÷ bare ${cpuRatio.toFixed(2)}   req/s ÷ bare ${rpsRatio.toFixed(2)}${bad ? `   bad ${bad}` : ''}`,
   );
 }
 const floor = variants.find((v) => v.floor && v.skip.length === 0 && !v.args?.length);

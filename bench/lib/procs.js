@@ -38,8 +38,8 @@ function stopper(child) {
 }
 
 /** Fork a bench script and wait for its `{type:'listening'}` IPC message. */
-function forkListening(script, args) {
-  const child = track(fork(path.join(ROOT, script), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+function forkListening(script, args, execArgv = process.execArgv) {
+  const child = track(fork(path.join(ROOT, script), args, { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${script} exited (${code}) before listening`)));
     child.on('message', function onMessage(message) {
@@ -72,9 +72,9 @@ export async function startEngines(count, { hits = 20 } = {}) {
   };
 }
 
-/** Scenario D's bare fan-out script in front of `engineUrls`. */
-export async function startBare(engineUrls) {
-  const started = await forkListening('bench/lib/bare.js', ['--engines', engineUrls.join(',')]);
+/** Scenario D's bare fan-out script in front of `engineUrls`; `nodeArgs` are node's flags for it. */
+export async function startBare(engineUrls, { nodeArgs } = {}) {
+  const started = await forkListening('bench/lib/bare.js', ['--engines', engineUrls.join(',')], nodeArgs);
   return { ...started, url: started.message.url };
 }
 
