@@ -101,7 +101,8 @@ try {
     pin(v.pids(), 1);
     v.target = { url: `${v.proc.url}/retrieve`, body, verify };
     v.runs = [];
-    await throughput(v.target, { connections: Number(values.connections), seconds: 1 }); // warm-up
+    // Warm-up: the gateway's JIT takes ~5 s of load to settle (bench/run.js); the bare proxy ~1 s.
+    await throughput(v.target, { connections: Number(values.connections), seconds: 5 });
   }
   for (let round = 0; round < Number(values.rounds); round++) {
     for (const v of variants) {
