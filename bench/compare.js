@@ -9,7 +9,7 @@
  *
  *   node bench/compare.js [--engines 1|3] [--rounds 8] [--seconds 2] [--connections 50] [--pin]
  *        [--variant 'NAME=CLI_PATH[@GATEWAY_JSON][ NODE_FLAG…]']... [--no-spec] [--floor-variant 'NAME=STEP[,STEP…][ ARG…]']...
- *        [--bare-variant 'NAME=NODE_FLAG[ NODE_FLAG…]']...
+ *        [--bare-variant 'NAME=NODE_FLAG[ NODE_FLAG…]']... [--warmup 5]
  *
  * Beside the variants and the bare ceiling runs the spec floor (bench/lib/spec-floor.js: the bare
  * ceiling plus only the work RCP/1 requires of a gateway), so the gateway's excess over the bare
@@ -43,6 +43,8 @@ const { values } = parseArgs({
     spec: { type: 'boolean', default: true },
     'floor-variant': { type: 'string', multiple: true, default: [] },
     'bare-variant': { type: 'string', multiple: true, default: [] },
+    // The gateway's JIT takes ~5 s of load to settle (bench/run.js); the bare proxy ~1 s.
+    warmup: { type: 'string', default: '5' },
   },
   allowNegative: true, // --no-spec
 });
@@ -101,8 +103,7 @@ try {
     pin(v.pids(), 1);
     v.target = { url: `${v.proc.url}/retrieve`, body, verify };
     v.runs = [];
-    // Warm-up: the gateway's JIT takes ~5 s of load to settle (bench/run.js); the bare proxy ~1 s.
-    await throughput(v.target, { connections: Number(values.connections), seconds: 5 });
+    await throughput(v.target, { connections: Number(values.connections), seconds: Number(values.warmup) }); // discarded
   }
   for (let round = 0; round < Number(values.rounds); round++) {
     for (const v of variants) {
@@ -144,7 +145,7 @@ for (const v of variants) {
 }
 const floor = variants.find((v) => v.floor && v.skip.length === 0 && !v.args?.length);
 if (floor) {
-  for (const v of variants.filter((x) => x !== floor && !x.bare)) {
+  for (const v of variants.filter((x) => x !== floor && !x.bare && !x.bareFlags)) {
     const cpuRatio = median(v.runs.map((r, i) => r.cpu / floor.runs[i].cpu));
     const rpsRatio = median(v.runs.map((r, i) => r.rps / floor.runs[i].rps));
     log(`${v.name.padEnd(20)} against the spec floor: CPU ÷ floor ${cpuRatio.toFixed(2)}   req/s ÷ floor ${rpsRatio.toFixed(2)}`);

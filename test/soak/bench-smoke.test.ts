@@ -58,10 +58,30 @@ describe('bench harness (smoke)', () => {
   }, 180_000);
 
   it('the paired comparison prints each variant beside the spec floor and the bare ceiling', async () => {
-    const { code, out } = await runScript('bench/compare.js', ['--rounds', '2', '--seconds', '0.3', '--connections', '8']);
+    const { code, out } = await runScript('bench/compare.js', [
+      '--rounds',
+      '2',
+      '--seconds',
+      '0.3',
+      '--warmup',
+      '0.3',
+      '--connections',
+      '8',
+      '--bare-variant',
+      'bare-32=--max-semi-space-size=32',
+    ]);
     expect(code, out).toBe(0);
-    expect(out, out).toMatch(/^round 2: gateway \d+ µs \([\d.]+\), spec floor \d+ µs \([\d.]+\), bare \d+ µs \(1\.00\)$/m);
-    expect(out, out).toMatch(/^gateway\s+\d+ req\/s\s+\d+ µs\/req\s+CPU ÷ bare [\d.]+\s+req\/s ÷ bare [\d.]+$/m);
+    expect(out, out).toMatch(
+      /^round 2: gateway \d+ µs \([\d.]+\), spec floor \d+ µs \([\d.]+\), bare-32 \d+ µs \([\d.]+\), bare \d+ µs \(1\.00\)$/m,
+    );
+    for (const name of ['gateway', 'bare-32']) {
+      expect(out, out).toMatch(
+        new RegExp(
+          `^${name}\\s+\\d+ req/s\\s+\\d+ µs/req\\s+load generator \\d+ µs/req\\s+CPU ÷ bare [\\d.]+\\s+req/s ÷ bare [\\d.]+$`,
+          'm',
+        ),
+      );
+    }
     expect(out, out).toMatch(/^gateway\s+against the spec floor: CPU ÷ floor [\d.]+\s+req\/s ÷ floor [\d.]+$/m);
     expect(out, out).not.toContain('bad ');
   }, 120_000);
