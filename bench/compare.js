@@ -68,7 +68,8 @@ for (const spec of values['bare-variant']) {
   const eq = spec.indexOf('=');
   variants.push({
     name: spec.slice(0, eq),
-    bareFlags: spec
+    bare: true,
+    nodeArgs: spec
       .slice(eq + 1)
       .split(' ')
       .filter(Boolean),
@@ -93,13 +94,11 @@ const urls = engines.urls.slice(0, Number(values.engines));
 try {
   for (const v of variants) {
     v.proc = v.bare
-      ? await startBare(urls)
-      : v.bareFlags
-        ? await startBare(urls, { nodeArgs: v.bareFlags })
-        : v.floor
-          ? await startSpecFloor(urls, { skip: v.skip, args: v.args })
-          : await startGateway(urls, { cli: v.cli, gateway: v.gateway, nodeArgs: v.nodeArgs });
-    v.pids = () => (v.bare || v.bareFlags || v.floor ? [v.proc.pid] : processTree(v.proc.pid));
+      ? await startBare(urls, { nodeArgs: v.nodeArgs })
+      : v.floor
+        ? await startSpecFloor(urls, { skip: v.skip, args: v.args })
+        : await startGateway(urls, { cli: v.cli, gateway: v.gateway, nodeArgs: v.nodeArgs });
+    v.pids = () => (v.bare || v.floor ? [v.proc.pid] : processTree(v.proc.pid));
     pin(v.pids(), 1);
     v.target = { url: `${v.proc.url}/retrieve`, body, verify };
     v.runs = [];
@@ -145,7 +144,7 @@ for (const v of variants) {
 }
 const floor = variants.find((v) => v.floor && v.skip.length === 0 && !v.args?.length);
 if (floor) {
-  for (const v of variants.filter((x) => x !== floor && !x.bare && !x.bareFlags)) {
+  for (const v of variants.filter((x) => x !== floor && !x.bare)) {
     const cpuRatio = median(v.runs.map((r, i) => r.cpu / floor.runs[i].cpu));
     const rpsRatio = median(v.runs.map((r, i) => r.rps / floor.runs[i].rps));
     log(`${v.name.padEnd(20)} against the spec floor: CPU ÷ floor ${cpuRatio.toFixed(2)}   req/s ÷ floor ${rpsRatio.toFixed(2)}`);
