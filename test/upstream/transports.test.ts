@@ -158,6 +158,43 @@ describe.each(KINDS)('$name transport', (kind) => {
     });
   });
 
+  describe('paths', () => {
+    it('posts every method to its own path under the base, call after call; a name outside the grammar never leaves', async () => {
+      // An echo server: the answer names the path the request came to; every path it saw is kept.
+      const seen: string[] = [];
+      const echo = http.createServer((req, res) => {
+        seen.push(req.url ?? '');
+        let body = '';
+        req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+        req.on('end', () => {
+          const { id } = JSON.parse(body) as { id: number };
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, result: { path: req.url } }));
+        });
+      });
+      await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+      cleanups.push(() => new Promise<void>((resolve) => echo.close(() => resolve())));
+      const transport = kind.make(`http://127.0.0.1:${(echo.address() as AddressInfo).port}/base/`);
+      cleanups.push(() => transport.close());
+      // More names than any cache of paths holds, each asked twice.
+      const names = ['retrieve', 'embed/sparse', ...Array.from({ length: 80 }, (_, i) => `x-acme/op-${i}`)];
+      for (const round of [1, 2]) {
+        for (const name of names) {
+          const answer = await transport.call(name, {}, OPTIONS);
+          expect({ round, name, path: answer.path }).toEqual({ round, name, path: `/base/${name}` });
+        }
+      }
+      // %2E%2E is `..` to a WHATWG URL parser: encoding alone would let this one out of /base.
+      for (const hostile of ['x/../../admin?all=1#f', 'x-acme/%2e%2e/admin', 'x-acme/..', 'a\r\nb']) {
+        await expect(transport.call(hostile, {}, OPTIONS), hostile).rejects.toMatchObject({ code: -32600 });
+        transport.notify(hostile, {});
+      }
+      transport.notify('notifications/cancel', { id: 'last' });
+      await expect.poll(() => seen.at(-1)).toBe('/base/notifications/cancel');
+      expect(seen.length).toBe(names.length * 2 + 1);
+      expect(seen.every((path) => path.startsWith('/base/'))).toBe(true);
+    });
+  });
+
   describe('failures', () => {
     it('an engine error is a remote error with its code, data and retryAfterMs', async () => {
       writeControl(control, { fault: 'fail', failCode: -32010 });

@@ -1,6 +1,7 @@
 /**
  * The RCP/1 method roster (§7) and the capability key that gates each method.
  */
+import { ErrorCode, RcpError } from './errors.js';
 
 /** Methods callable at any time, before or after initialize (§13, §14.1). */
 export const UNGATED_ANYTIME = new Set(['info', 'ping', 'shutdown']);
@@ -46,15 +47,17 @@ export function isWellFormedMethodName(method: string): boolean {
 }
 
 /**
- * The URL path of a method under an engine's base path, built by encoding each segment (never by
- * pasting the name): a name outside the grammar still cannot climb out of the base path or add a
- * query, fragment or header.
+ * The URL path of a method under an engine's base path (§5.2: `<base>/<method>`). Only a name
+ * inside the grammar becomes a path, and such a name needs no encoding (segments of `[a-z0-9-]`).
+ * Encoding a name outside it is not enough: a WHATWG URL parser (every `fetch`) reads `%2E%2E` as
+ * `..` and would climb out of the base path. Requests with such names are refused before they
+ * reach an engine (jsonrpc.ts `classify`); this holds the line for every other caller too.
  */
 export function methodUrlPath(method: string): string {
-  return method
-    .split('/')
-    .map((segment) => encodeURIComponent(segment).replace(/\./g, '%2E'))
-    .join('/');
+  if (!isWellFormedMethodName(method)) {
+    throw new RcpError(ErrorCode.InvalidRequest, 'method name is not well formed (segments of [a-z0-9-], §4.1)');
+  }
+  return method;
 }
 
 const VENDOR_METHOD = /^x-([a-z0-9][a-z0-9-]*)\/.+/;

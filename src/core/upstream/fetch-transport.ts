@@ -10,7 +10,7 @@
  * calls are open at once, and the runtime reuses connections as it sees fit.
  */
 import type { JsonObject } from '../protocol/jsonrpc.js';
-import { methodUrlPath } from '../protocol/methods.js';
+import { isWellFormedMethodName, methodUrlPath } from '../protocol/methods.js';
 import { callSignal, type CallSignal } from './call-signal.js';
 import { UpstreamError } from './errors.js';
 import { nextProgressToken, settleResponse, withProgressToken } from './frames.js';
@@ -56,6 +56,7 @@ export class FetchTransport implements UpstreamTransport {
   }
 
   private async exchange(method: string, params: JsonObject, options: UpstreamCallOptions, deadline: CallSignal): Promise<JsonObject> {
+    const url = `${this.endpoint}/${methodUrlPath(method)}`;
     const id = this.nextId++;
     // SSE (and a per-leg token) only for an engine that advertised `streaming` (§5.2, §9).
     const token = options.stream === true ? nextProgressToken() : undefined;
@@ -68,7 +69,7 @@ export class FetchTransport implements UpstreamTransport {
 
     let response: Response;
     try {
-      response = await this.fetch(`${this.endpoint}/${methodUrlPath(method)}`, {
+      response = await this.fetch(url, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -103,6 +104,8 @@ export class FetchTransport implements UpstreamTransport {
   }
 
   notify(method: string, params: JsonObject): void {
+    // A notification is fire-and-forget (§4.5): one whose name makes no path is not sent.
+    if (!isWellFormedMethodName(method)) return;
     const sent = this.fetch(`${this.endpoint}/${methodUrlPath(method)}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...this.options.headers },

@@ -6,7 +6,7 @@
  */
 import { Pool } from 'undici';
 import type { JsonObject } from '../../core/protocol/jsonrpc.js';
-import { methodUrlPath } from '../../core/protocol/methods.js';
+import { isWellFormedMethodName, methodUrlPath } from '../../core/protocol/methods.js';
 import { shallowCopy } from '../../core/protocol/copy.js';
 import { AnswerReader } from './answer-reader.js';
 import { ByteBudget } from './byte-budget.js';
@@ -30,6 +30,8 @@ export class HttpTransport implements UpstreamTransport {
   private nextId = 1;
   private readonly jsonHeaders: Record<string, string>;
   private readonly streamHeaders: Record<string, string>;
+  /** `<base>/<method>` per method name, made once: a leg pays a lookup, not a split-encode-join. */
+  private readonly paths = new Map<string, string>();
 
   constructor(private readonly options: HttpTransportOptions) {
     const url = new URL(options.url);
@@ -51,7 +53,9 @@ export class HttpTransport implements UpstreamTransport {
     const token = options.stream === true ? nextProgressToken() : undefined;
     const outParams = token === undefined ? params : withProgressToken(params, token);
     return new Promise<JsonObject>((resolve, reject) => {
-      // Inside the executor: params JSON cannot carry (a BigInt, a cycle) rejects the call, as any failure does.
+      // Inside the executor: a name that makes no path (methodUrlPath) or params JSON cannot carry
+      // (a BigInt, a cycle) rejects the call with that error, before anything is sent.
+      const path = this.pathOf(method);
       const body = JSON.stringify({ jsonrpc: '2.0', id, method, params: outParams });
       // Bytes of this answer held in memory, counted against the gateway-wide budget until parsed.
       const hold = (this.options.budget ?? UNBOUNDED).open();
@@ -81,7 +85,7 @@ export class HttpTransport implements UpstreamTransport {
       const headers = shallowCopy(token !== undefined ? this.streamHeaders : this.jsonHeaders);
       for (const name in options.headers) headers[name] = options.headers[name]!;
       try {
-        this.pool.dispatch({ path: `${this.basePath}/${methodUrlPath(method)}`, method: 'POST', headers, body }, reader);
+        this.pool.dispatch({ path, method: 'POST', headers, body }, reader);
       } catch (err) {
         reader.onError(err as Error);
       }
@@ -89,10 +93,12 @@ export class HttpTransport implements UpstreamTransport {
   }
 
   notify(method: string, params: JsonObject): void {
+    // A notification is fire-and-forget (§4.5): one whose name makes no path is not sent.
+    if (!isWellFormedMethodName(method)) return;
     const body = JSON.stringify({ jsonrpc: '2.0', method, params });
     this.pool
       .request({
-        path: `${this.basePath}/${methodUrlPath(method)}`,
+        path: this.pathOf(method),
         method: 'POST',
         headers: { 'content-type': 'application/json', ...this.options.headers },
         body,
@@ -104,10 +110,22 @@ export class HttpTransport implements UpstreamTransport {
       .catch(() => undefined);
   }
 
+  private pathOf(method: string): string {
+    let path = this.paths.get(method);
+    if (path === undefined) {
+      path = `${this.basePath}/${methodUrlPath(method)}`;
+      // Method names are a short roster plus vendor ones; a client inventing names cannot grow this past the cap.
+      if (this.paths.size < MAX_CACHED_PATHS) this.paths.set(method, path);
+    }
+    return path;
+  }
+
   async close(): Promise<void> {
     await this.pool.close().catch(() => this.pool.destroy());
   }
 }
+
+const MAX_CACHED_PATHS = 64;
 
 const UNBOUNDED = new ByteBudget(Number.POSITIVE_INFINITY);
 
