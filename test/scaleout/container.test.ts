@@ -47,15 +47,48 @@ describe('deploy/Dockerfile', () => {
     expect(messages).toEqual(expect.arrayContaining([expect.stringMatching(/COPPY/i), expect.stringMatching(/intervall/i)]));
   });
 
-  it('compiles in a build stage and installs production dependencies only in the runtime stage', () => {
-    expect(stages.length).toBeGreaterThanOrEqual(2);
+  it('compiles in a build stage; the runtime takes production dependencies only, from their own stage', () => {
+    expect(stages.length).toBeGreaterThanOrEqual(3);
     const build = stages.find((s) => s.name === 'build');
     expect(argumentsOf(build!, 'RUN').join('\n')).toContain('npm run build');
-    expect(argumentsOf(runtime, 'RUN').join('\n')).toMatch(/npm ci --omit=dev/);
-    // The runtime takes the compiled output from the build stage, never its node_modules (dev tools).
+    const deps = stages.find((s) => s.name === 'deps');
+    expect(argumentsOf(deps!, 'RUN').join('\n')).toMatch(/npm ci --omit=dev/);
+    // The runtime takes the compiled output from the build stage and node_modules from the
+    // production install, never the build stage's node_modules (dev tools) and no compiler.
     const copies = argumentsOf(runtime, 'COPY');
     expect(copies).toContain('--from=build /app/dist ./dist');
-    expect(copies.join('\n')).not.toContain('node_modules');
+    expect(copies).toContain('--from=deps /app/node_modules ./node_modules');
+    expect(copies.filter((args) => args.includes('node_modules'))).toEqual(['--from=deps /app/node_modules ./node_modules']);
+    expect(argumentsOf(runtime, 'RUN').join('\n')).not.toMatch(/apt-get|g\+\+|npm ci(?! --omit=dev)/);
+  });
+
+  it('runs the install script of every production dependency that has one (native addons)', () => {
+    // The production install skips install scripts (the root `prepare` would compile); a package
+    // that needs its own (better-sqlite3 fetches or builds its binding) is then `npm rebuild`-ed.
+    // Without that the SQLite adapter failed in the image: "Could not locate the bindings file".
+    const lock = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { dev?: boolean; hasInstallScript?: boolean }>;
+    };
+    const needed = Object.entries(lock.packages)
+      .filter(([where, entry]) => where !== '' && entry.dev !== true && entry.hasInstallScript === true)
+      .map(([where]) => where.replace(/^.*node_modules\//, ''));
+    expect(needed).toContain('better-sqlite3');
+    const install = argumentsOf(
+      stages.find((s) => s.name === 'deps')!,
+      'RUN',
+    ).join('\n');
+    expect(install).toContain('--ignore-scripts');
+    const rebuilt = [...install.matchAll(/npm rebuild((?:\s+[^\s&|;\\]+)+)/g)].flatMap((m) => m[1]!.trim().split(/\s+/));
+    expect(rebuilt.sort()).toEqual([...needed].sort());
+  });
+
+  it('runs a Node.js line the end-to-end tier is run on, pinned to the patch', () => {
+    const image = /^ARG NODE_IMAGE=node:(\d+\.\d+\.\d+)-\S+$/m.exec(DOCKERFILE);
+    expect(image, 'ARG NODE_IMAGE=node:<major.minor.patch>-<variant>').not.toBeNull();
+    const script = readFileSync(path.join(REPO_ROOT, 'scripts/test-node-lines.sh'), 'utf8');
+    const lines = /LINES="\$\{RCPGW_NODE_LINES:-([^}]+)\}"/.exec(script)![1]!.split(/\s+/);
+    expect(lines).toContain(image![1]);
+    expect(stages.every((s) => s.image === '${NODE_IMAGE}')).toBe(true);
   });
 
   it('runs as a non-root user, with a HEALTHCHECK, serving on all interfaces', () => {
