@@ -89,8 +89,11 @@ async function build(distDir, observed = values.observed) {
   if (observed) {
     const { Operations } = await load('node/operations.js');
     const { default: pino } = await import('pino');
+    // The request line's time as the gateway makes it (createLogger's isoTime, once per ms), where
+    // the build has it; pino's own (a Date and an ISO string per line) in an older build.
+    const { isoTime = pino.stdTimeFunctions.isoTime } = await load('node/observability/log.js').catch(() => ({}));
     const logger = pino(
-      { level: values['log-level'], base: { svc: 'rcp-gateway' }, timestamp: pino.stdTimeFunctions.isoTime },
+      { level: values['log-level'], base: { svc: 'rcp-gateway' }, timestamp: isoTime },
       pino.destination({ dest: '/dev/null', sync: false }),
     );
     const ops = new Operations(config, logger);
