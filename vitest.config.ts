@@ -29,6 +29,13 @@ const IN_PROCESS = [
   'test/auth/units.test.ts',
 ];
 
+/**
+ * Files that replace a module with `vi.mock`. A mock applies only to imports made after it, so in a
+ * worker that reuses modules it silently did nothing whenever an earlier file had loaded the real
+ * module (the hostile-engine suite's settle counter saw no reader at all in one clean-clone run).
+ */
+const MOCKS_MODULES = ['test/upstream/hostile-engine.test.ts'];
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -36,8 +43,9 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers,
     // Files reuse their worker's process and modules instead of a fresh fork and fresh imports
-    // each: no test file here patches globals, mocks modules or leaves fake timers installed,
-    // and the one shared collector is reset per file (test/setup/per-file.ts).
+    // each: no test file here patches globals or leaves fake timers installed, the one shared
+    // collector is reset per file (test/setup/per-file.ts), and the files that mock a module run
+    // in a project of their own with fresh imports (MOCKS_MODULES below).
     isolate: false,
     reporters: ['default'],
     projects: [
@@ -47,7 +55,17 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/**/*.test.ts'],
-          exclude: [...IN_PROCESS, 'test/soak/**', '**/node_modules/**'],
+          exclude: [...IN_PROCESS, ...MOCKS_MODULES, 'test/soak/**', '**/node_modules/**'],
+          globalSetup: ['test/setup/dist.ts', 'test/setup/edge-dist.ts'],
+          setupFiles: ['test/setup/per-file.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'e2e-isolated',
+          include: MOCKS_MODULES,
+          isolate: true,
           globalSetup: ['test/setup/dist.ts', 'test/setup/edge-dist.ts'],
           setupFiles: ['test/setup/per-file.ts'],
         },
