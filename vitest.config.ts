@@ -8,7 +8,10 @@ import { defineConfig } from 'vitest/config';
  * the first one's processes, so then one at a time. `--maxWorkers=N` overrides either.
  */
 const cores = os.availableParallelism();
-const maxWorkers = os.loadavg()[0] < cores ? cores : 1;
+// Decided once per run: vitest may evaluate this file more than once, and a load average near the
+// core count gave its projects different worker counts (vitest refuses that within one group).
+process.env.RCPGW_TEST_WORKERS ??= String(os.loadavg()[0] < cores ? cores : 1);
+const maxWorkers = Number(process.env.RCPGW_TEST_WORKERS);
 
 /**
  * Two tiers, one run (`npm test`):
@@ -66,6 +69,9 @@ export default defineConfig({
           name: 'e2e-isolated',
           include: MOCKS_MODULES,
           isolate: true,
+          // Its own group, after the others: a project of its own worker settings must not share one.
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
           globalSetup: ['test/setup/dist.ts', 'test/setup/edge-dist.ts'],
           setupFiles: ['test/setup/per-file.ts'],
         },
