@@ -8,8 +8,9 @@ import { defineConfig } from 'vitest/config';
  * the first one's processes, so then one at a time. `--maxWorkers=N` overrides either.
  */
 const cores = os.availableParallelism();
-// Decided once per run: vitest may evaluate this file more than once, and a load average near the
-// core count gave its projects different worker counts (vitest refuses that within one group).
+// Decided once per run and inherited by every evaluation of this file: with the load average near
+// the core count, one CI run's projects came out with different worker counts (vitest refuses
+// that within one group).
 process.env.RCPGW_TEST_WORKERS ??= String(os.loadavg()[0] < cores ? cores : 1);
 const maxWorkers = Number(process.env.RCPGW_TEST_WORKERS);
 
@@ -33,9 +34,9 @@ const IN_PROCESS = [
 ];
 
 /**
- * Files that replace a module with `vi.mock`. A mock applies only to imports made after it, so in a
- * worker that reuses modules it silently did nothing whenever an earlier file had loaded the real
- * module (the hostile-engine suite's settle counter saw no reader at all in one clean-clone run).
+ * Files that replace a module with `vi.mock`. In a worker that reuses modules, whether a mock takes
+ * hold can depend on what an earlier file loaded: the hostile-engine suite's settle counter saw no
+ * reader at all in one clean-clone run (its calls ran; the real, uncounting reader served them).
  */
 const MOCKS_MODULES = ['test/upstream/hostile-engine.test.ts'];
 
@@ -48,7 +49,7 @@ export default defineConfig({
     // Files reuse their worker's process and modules instead of a fresh fork and fresh imports
     // each: no test file here patches globals or leaves fake timers installed, the one shared
     // collector is reset per file (test/setup/per-file.ts), and the files that mock a module run
-    // in a project of their own with fresh imports (MOCKS_MODULES below).
+    // in a project of their own with fresh imports (MOCKS_MODULES above).
     isolate: false,
     reporters: ['default'],
     projects: [
