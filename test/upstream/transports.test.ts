@@ -175,7 +175,7 @@ describe.each(KINDS)('$name transport', (kind) => {
       cleanups.push(() => new Promise<void>((resolve) => echo.close(() => resolve())));
       const transport = kind.make(`http://127.0.0.1:${(echo.address() as AddressInfo).port}/base/`);
       cleanups.push(() => transport.close());
-      // More names than any cache of paths holds, each asked twice.
+      // Many names, each asked twice.
       const names = ['retrieve', 'embed/sparse', ...Array.from({ length: 80 }, (_, i) => `x-acme/op-${i}`)];
       for (const round of [1, 2]) {
         for (const name of names) {

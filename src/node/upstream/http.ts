@@ -30,8 +30,6 @@ export class HttpTransport implements UpstreamTransport {
   private nextId = 1;
   private readonly jsonHeaders: Record<string, string>;
   private readonly streamHeaders: Record<string, string>;
-  /** `<base>/<method>` per method name, made once: a leg pays a lookup, not a split-encode-join. */
-  private readonly paths = new Map<string, string>();
 
   constructor(private readonly options: HttpTransportOptions) {
     const url = new URL(options.url);
@@ -111,21 +109,13 @@ export class HttpTransport implements UpstreamTransport {
   }
 
   private pathOf(method: string): string {
-    let path = this.paths.get(method);
-    if (path === undefined) {
-      path = `${this.basePath}/${methodUrlPath(method)}`;
-      // Method names are a short roster plus vendor ones; a client inventing names cannot grow this past the cap.
-      if (this.paths.size < MAX_CACHED_PATHS) this.paths.set(method, path);
-    }
-    return path;
+    return `${this.basePath}/${methodUrlPath(method)}`;
   }
 
   async close(): Promise<void> {
     await this.pool.close().catch(() => this.pool.destroy());
   }
 }
-
-const MAX_CACHED_PATHS = 64;
 
 const UNBOUNDED = new ByteBudget(Number.POSITIVE_INFINITY);
 
