@@ -11,7 +11,8 @@
  * - partial failure (§16.2): a failed engine is skipped with a note, all failed is -32010;
  * - each engine's answer sanitised as untrusted input (§15.1, `sanitizeHits`);
  * - fusion with dedup, deterministic ties and origin tags (§16.3, the gateway's `fuse`);
- * - a signed pagination cursor when more hits exist (§10: `requestFingerprint` + `sealCursor`).
+ * - a signed pagination cursor when more hits exist (§10: the gateway's own sealing, the compact
+ *   `sealFusedCursor` bound to `canonicalRequest`, or `sealCursor` in builds from before it).
  *
  * What it leaves out is what this gateway adds beyond the spec: the HTTP framework, the session,
  * breakers, limiters, retries, hedging, replicas, auth, quotas, experiments, logs, metrics, traces.
@@ -59,7 +60,9 @@ const load = (file) => import(pathToFileURL(path.join(path.resolve(values.dist),
 const { RetrieveParamsSchema, parseParams } = await load('core/protocol/params.js');
 const { sanitizeHits } = await load('core/federation/sanitize.js');
 const { fuse } = await load('core/federation/fusion/fuse.js');
-const { cursorKey, requestFingerprint, sealCursor, useCursorDigests } = await load('core/federation/cursor.js');
+const { cursorKey, requestFingerprint, sealCursor, canonicalRequest, useCursorDigests } = await load('core/federation/cursor.js');
+// The compact fused cursor, when this build has it (else version 1, as such a build issued).
+const compact = await load('core/federation/fused-cursor.js').catch(() => undefined);
 // The cursor digests the CLI installs, when this build has them.
 await load('node/crypto/cursor-digests.js').then(
   (m) => useCursorDigests(m.nodeCursorDigests),
@@ -241,21 +244,17 @@ function answer(params, k, legs) {
   if (notes.length > 0) usage.notes = notes;
   const result = { hits: fused.hits, usage };
   if (fused.total > k && !SKIP.has('cursor')) {
-    result.nextCursor = sealCursor(
-      {
-        method: 'retrieve',
-        fingerprint: requestFingerprint(params, 'x-rcpgw'),
-        expiresAt: Date.now() + CURSOR_TTL_MS,
-        position: {
-          kind: 'fused',
-          engines: lists.map((l) => l.engine),
-          depth: Object.fromEntries(lists.map((l) => [l.engine, k * HEADROOM])),
-          segment: 0,
-          offset: k,
-        },
-      },
-      key,
-    );
+    const position = {
+      kind: 'fused',
+      engines: lists.map((l) => l.engine),
+      depth: Object.fromEntries(lists.map((l) => [l.engine, k * HEADROOM])),
+      segment: 0,
+      offset: k,
+    };
+    const expiresAt = Date.now() + CURSOR_TTL_MS;
+    result.nextCursor = compact
+      ? compact.sealFusedCursor({ method: 'retrieve', expiresAt, position }, canonicalRequest(params, 'x-rcpgw'), key)
+      : sealCursor({ method: 'retrieve', fingerprint: requestFingerprint(params, 'x-rcpgw'), expiresAt, position }, key);
   }
   result._meta = { engines: lists.map((l) => l.engine) };
   return result;

@@ -14,6 +14,7 @@ import { rpc } from '../support/http-client.js';
 import { readEvents, startGateway, startHttpEngine, tmpDir, type EngineHandle, type GatewayHandle } from '../support/processes.js';
 import { waitUntil } from '../resilience/helpers.js';
 import { demoEngines, everyEngineReady } from './support.js';
+import { fusedCursorPosition } from '../support/fused-cursor.js';
 
 const QUERIES = loadCranfieldEval().queries.slice(0, 20);
 const BUDGET = 5;
@@ -59,9 +60,8 @@ type Answer = Record<string, unknown> & { usage: Record<string, unknown>; _meta:
 function comparable(answer: Answer): unknown {
   const { latencyMs: _latency, ...usage } = answer.usage;
   const { traceId: _trace, ...meta } = answer._meta;
-  const cursor =
-    typeof answer.nextCursor === 'string' ? JSON.parse(Buffer.from(answer.nextCursor.split('.')[0]!, 'base64url').toString()) : undefined;
-  return JSON.stringify({ ...answer, usage, _meta: meta, nextCursor: (cursor as { position?: unknown } | undefined)?.position });
+  const cursor = typeof answer.nextCursor === 'string' ? fusedCursorPosition(answer.nextCursor) : undefined;
+  return JSON.stringify({ ...answer, usage, _meta: meta, nextCursor: cursor });
 }
 
 interface Report {

@@ -5,7 +5,9 @@
  * of its result set is gone.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cursorKey, requestFingerprint, sealCursor } from '../../src/core/federation/cursor.js';
+import { canonicalRequest, cursorKey, requestFingerprint, sealCursor, type FusedPosition } from '../../src/core/federation/cursor.js';
+import { openFusedCursor, sealFusedCursor } from '../../src/core/federation/fused-cursor.js';
+import { fusedCursorPosition } from '../support/fused-cursor.js';
 import { fuse } from '../../src/core/federation/fusion/fuse.js';
 import type { EngineHit } from '../../src/core/federation/fusion/types.js';
 import type { GatewayHandle } from '../support/processes.js';
@@ -121,9 +123,9 @@ describe('cursor integrity', () => {
     const first = await rpc<Page>(gw.url, 'retrieve', { query: QUERY, k: 3 });
     const cursor = first.result!.nextCursor!;
     const [body, mac] = cursor.split('.') as [string, string];
-    const payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as { position: { offset: number } };
-    payload.position.offset = 0; // try to re-read the first page under the old signature
-    const forged = `${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${mac}`;
+    const fields = body.split('~');
+    fields[4] = '0'; // the offset: try to re-read the first page under the old signature
+    const forged = `${fields.join('~')}.${mac}`;
     for (const bad of [forged, cursor.slice(0, -3), `${cursor}x`, 'not-a-cursor']) {
       const res = await rpc(gw.url, 'retrieve', { query: QUERY, k: 3, cursor: bad });
       expect(errorOf(res)).toMatchObject({ code: -32602, data: { field: 'cursor' } });
@@ -139,21 +141,37 @@ describe('cursor integrity', () => {
     expect((await rpc<Page>(gw.url, 'retrieve', { query: QUERY, k: 3, cursor })).result!.hits).toHaveLength(3);
   });
 
-  it('refuses an expired cursor with -32015', async () => {
+  it('refuses an expired cursor with -32015, in either format', async () => {
     const params = { query: QUERY, k: 3 };
-    const expired = sealCursor(
-      {
-        method: 'retrieve',
-        fingerprint: requestFingerprint(params, 'x-rcpgw'),
-        expiresAt: Date.now() - 1,
-        position: { kind: 'fused', engines: ['deep', 'paged'], depth: { deep: 6, paged: 4 }, segment: 0, offset: 3 },
-      },
+    const position: FusedPosition = { kind: 'fused', engines: ['deep', 'paged'], depth: { deep: 6, paged: 4 }, segment: 0, offset: 3 };
+    const expiresAt = Date.now() - 1;
+    const expiredV1 = sealCursor(
+      { method: 'retrieve', fingerprint: requestFingerprint(params, 'x-rcpgw'), expiresAt, position },
       cursorKey(SECRET),
     );
-    expect(errorOf(await rpc(gw.url, 'retrieve', { ...params, cursor: expired }))).toMatchObject({
-      code: -32015,
-      data: { field: 'cursor' },
-    });
+    const expired = sealFusedCursor({ method: 'retrieve', expiresAt, position }, canonicalRequest(params, 'x-rcpgw'), cursorKey(SECRET));
+    for (const token of [expired, expiredV1]) {
+      expect(errorOf(await rpc(gw.url, 'retrieve', { ...params, cursor: token }))).toMatchObject({
+        code: -32015,
+        data: { field: 'cursor' },
+      });
+    }
+  });
+
+  it('still pages with a version 1 cursor issued before the compact format (a rolling upgrade)', async () => {
+    const params = { query: QUERY, k: 3 };
+    const first = await rpc<Page>(gw.url, 'retrieve', params);
+    const compact = first.result!.nextCursor!;
+    expect(compact.startsWith('2~')).toBe(true);
+    const opened = openFusedCursor(compact, cursorKey(SECRET), { method: 'retrieve', request: canonicalRequest(params, 'x-rcpgw') });
+    const v1 = sealCursor({ ...opened, fingerprint: requestFingerprint(params, 'x-rcpgw') }, cursorKey(SECRET));
+    const viaCompact = await rpc<Page>(gw.url, 'retrieve', { ...params, cursor: compact });
+    const viaV1 = await rpc<Page>(gw.url, 'retrieve', { ...params, cursor: v1 });
+    expect(viaCompact.result!.hits.length).toBe(3);
+    expect(viaV1.result!.hits.map((h) => h.id)).toEqual(viaCompact.result!.hits.map((h) => h.id));
+    // The next page's cursor is issued in the compact format, whichever the request came with.
+    expect(viaV1.result!.nextCursor!.startsWith('2~')).toBe(true);
+    expect(fusedCursorPosition(viaV1.result!.nextCursor!)).toBe(fusedCursorPosition(viaCompact.result!.nextCursor!));
   });
 
   it('fails a later page with -32010 when an engine of its result set is gone', async () => {

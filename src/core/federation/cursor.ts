@@ -1,5 +1,8 @@
 /**
- * Gateway pagination cursors (§10), pure: encode, sign, verify. A cursor is
+ * Gateway pagination cursors (§10), pure: encode, sign, verify. This module holds the keys, the
+ * digests, the request binding and version 1 of the token; fused results' pages are now issued in
+ * the compact version 2 (fused-cursor.ts), and version 1 is what routed results' cursors use and
+ * what fused cursors issued before it still are. A version 1 cursor is
  * `base64url(JSON payload) "." base64url(HMAC-SHA256(key, payload))[:16 bytes]`, so it is opaque
  * to the client in use (though not secret: the payload is signed, not encrypted, and decodes to
  * the method, a request fingerprint, the engine ids and per-engine depths — see Security), carries everything the next page needs (no server-side state: any replica
@@ -107,7 +110,7 @@ export function useCursorDigests(native: CursorDigests): void {
 portableCursorDigests.mac(new Uint8Array(32), 'warm-up', MAC_BYTES);
 
 /** Constant-time comparison: the time taken does not reveal how many leading characters matched. */
-function sameText(a: string, b: string): boolean {
+export function sameText(a: string, b: string): boolean {
   if (a.length !== b.length) return false;
   let diff = 0;
   for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
@@ -121,6 +124,11 @@ function decodeBase64url(text: string): Uint8Array | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A cursor's tag: the first 16 bytes of HMAC-SHA256(key, UTF-8 of `text`), base64url (fused-cursor.ts). */
+export function cursorMac(key: Uint8Array, text: string): string {
+  return digests.mac(key, text, MAC_BYTES);
 }
 
 export function sealCursor(payload: CursorPayload, key: Uint8Array): string {
@@ -205,19 +213,30 @@ function parsePayload(value: unknown): CursorPayload | undefined {
 }
 
 /**
- * A stable digest of what makes a request the same request: its params minus `cursor` and minus
- * per-call `_meta` (progress token, deadline, trace, federation path), but including the gateway's
- * own `_meta["x-rcpgw"]` options, which change the fusion. The digested text is the canonical JSON
- * of those params with the vendor options under the key `_meta.<vendorKey>`.
+ * What makes a request the same request, as text: its params minus `cursor` and minus per-call
+ * `_meta` (progress token, deadline, trace, federation path), but including the gateway's own
+ * `_meta["x-rcpgw"]` options, which change the fusion. It is the canonical JSON of those params
+ * with the vendor options under the key `_meta.<vendorKey>`. Compact cursors are bound to it
+ * (fused-cursor.ts); version 1 cursors carry its digest (`requestFingerprint`).
  */
-export function requestFingerprint(params: JsonObject, vendorKey: string): string {
+export function canonicalRequest(params: JsonObject, vendorKey: string): string {
   const meta = params._meta;
   const vendor = isJsonObject(meta) ? meta[vendorKey] : undefined;
   const vendorField = `_meta.${vendorKey}`;
   const keys = definedKeys(params, (key) => key !== 'cursor' && key !== '_meta');
-  if (vendor === undefined) return digests.digest(canonicalObject(keys, (key) => params[key])).slice(0, 22);
+  if (vendor === undefined) return canonicalObject(keys, (key) => params[key]);
   if (!keys.includes(vendorField)) keys.push(vendorField);
-  return digests.digest(canonicalObject(keys, (key) => (key === vendorField ? vendor : params[key]))).slice(0, 22);
+  return canonicalObject(keys, (key) => (key === vendorField ? vendor : params[key]));
+}
+
+/** A stable digest of `canonicalRequest`, carried inside version 1 cursors. */
+export function requestFingerprint(params: JsonObject, vendorKey: string): string {
+  return fingerprintOf(canonicalRequest(params, vendorKey));
+}
+
+/** The fingerprint of a canonical request text. */
+export function fingerprintOf(request: string): string {
+  return digests.digest(request).slice(0, 22);
 }
 
 /** JSON with object keys sorted, so equal values always hash equally. */

@@ -9,12 +9,14 @@ import { RcpError } from '../protocol/errors.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
 import type { Engine } from '../upstream/engine.js';
 import type { FederationContext } from './context.js';
-import { cursorKey, openCursor, requestFingerprint, type FusedPosition } from './cursor.js';
+import { canonicalRequest, cursorKey, fingerprintOf, openCursor, type FusedPosition } from './cursor.js';
+import { isFusedCursor, openFusedCursor } from './fused-cursor.js';
 import { segmentDepth } from './paging.js';
 import { VENDOR_KEY } from './vendor.js';
 
 export interface Resume extends FusedPosition {
-  fingerprint: string;
+  /** The canonical request the cursor is bound to (cursor.ts `canonicalRequest`): the next page's cursor is too. */
+  request: string;
 }
 
 /** The position a request's `cursor` names, or undefined on a first page. Throws -32602 / -32015. */
@@ -22,10 +24,13 @@ export function resumeFrom(method: string, params: JsonObject, fed: FederationCo
   const token = params.cursor;
   if (token !== undefined && token !== null) refuseWithoutPagination(fed); // even "": off, any cursor is -32602
   if (typeof token !== 'string' || token.length === 0) return undefined;
-  const fingerprint = requestFingerprint(params, VENDOR_KEY);
-  const payload = openCursor(token, cursorKey(fed.settings.cursorSecret), { method, fingerprint });
+  const request = canonicalRequest(params, VENDOR_KEY);
+  const key = cursorKey(fed.settings.cursorSecret);
+  // Compact cursors are what fused pages are issued with; version 1 ones, from before it, still open.
+  if (isFusedCursor(token)) return { ...openFusedCursor(token, key, { method, request }).position, request };
+  const payload = openCursor(token, key, { method, fingerprint: fingerprintOf(request) });
   if (payload.position.kind !== 'fused') throw RcpError.invalidParams('cursor', 'not a cursor for a fused result');
-  return { ...payload.position, fingerprint };
+  return { ...payload.position, request };
 }
 
 /** §10: a `cursor` is only meaningful where `pagination` is advertised; off, it is -32602. */

@@ -11,7 +11,8 @@ import { ErrorCode, RcpError } from '../protocol/errors.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
 import type { CallContext } from '../service/contract.js';
 import type { FederationContext } from './context.js';
-import { cursorKey, requestFingerprint, sealCursor } from './cursor.js';
+import { canonicalRequest, cursorKey } from './cursor.js';
+import { sealFusedCursor } from './fused-cursor.js';
 import type { EngineHit, RankedList } from './fusion/types.js';
 import { fetchSegment, initialStates, type DeeperReads, type EngineState, type FirstCalls } from './page-reads.js';
 import type { Resume } from './paged-legs.js';
@@ -77,13 +78,13 @@ function pageOutput(
   let nextCursor: string | undefined;
   // §10: a cursor only while `pagination` is advertised.
   if (page.next && fed.settings.pagination) {
-    nextCursor = sealCursor(
+    nextCursor = sealFusedCursor(
       {
         method: input.method,
-        fingerprint: input.resume?.fingerprint ?? requestFingerprint(input.params, VENDOR_KEY),
         expiresAt: Date.now() + fed.settings.cursorTtlMs,
         position: { kind: 'fused', engines: [...states.keys()], depth, segment: page.next.segment, offset: page.next.offset },
       },
+      input.resume?.request ?? canonicalRequest(input.params, VENDOR_KEY),
       cursorKey(fed.settings.cursorSecret),
     );
   }

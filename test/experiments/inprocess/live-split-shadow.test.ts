@@ -9,6 +9,7 @@ import { RcpError } from '../../../src/core/protocol/errors.js';
 import type { JsonObject } from '../../../src/core/protocol/jsonrpc.js';
 import { FakeEngine } from '../../support/fake-engine.js';
 import { startInProcess, type InProcessGateway } from '../../support/in-process.js';
+import { fusedCursorPosition } from '../../support/fused-cursor.js';
 
 interface Answer extends JsonObject {
   hits: Array<{ id: string; score: number; meta: { engine: string } }>;
@@ -152,20 +153,16 @@ function shadowWatch(): {
 
 /**
  * The answer apart from its timings and trace: `usage.latencyMs`, `_meta.traceId`, and of the
- * `nextCursor` its expiry and request fingerprint (a cursor is signed per request; the position it
+ * `nextCursor` its expiry and tag (a cursor is signed per request; the position it
  * resumes from is compared).
  */
 const comparable = (answer: Answer): JsonObject => {
   const { latencyMs: _latency, ...usage } = answer.usage;
   const { traceId: _trace, ...meta } = answer._meta;
-  const cursor = typeof answer.nextCursor === 'string' ? cursorPosition(answer.nextCursor) : undefined;
+  const cursor = typeof answer.nextCursor === 'string' ? fusedCursorPosition(answer.nextCursor) : undefined;
   return { ...answer, usage, _meta: meta, nextCursor: cursor };
 };
 
-function cursorPosition(cursor: string): unknown {
-  const body = JSON.parse(Buffer.from(cursor.split('.')[0]!, 'base64url').toString('utf8')) as { position: unknown };
-  return body.position;
-}
 
 describe('shadow experiments in the retrieve path', () => {
   const shadow = { id: 'sh', kind: 'shadow', primary: 'both', shadow: 'onlyB', sample: 1, deadlineMs: 200 };
