@@ -123,6 +123,7 @@ export class Operations {
   }
 
   async close(): Promise<void> {
+    this.service?.flushLines();
     for (const [signal, handler] of this.signalHandlers.splice(0)) process.off(signal, handler);
     this.reloader?.close();
     if (this.exposition instanceof ClusterMetricsExposition) this.exposition.close();

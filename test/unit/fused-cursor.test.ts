@@ -46,7 +46,11 @@ describe('compact fused cursors', () => {
     const token = sealFusedCursor(cursor(), request, key);
     const reordered = canonicalRequest({ k: 3, query: 'q', cursor: token, _meta: { progressToken: 1 } }, 'x-rcpgw');
     expect(openFusedCursor(token, key, { method: 'retrieve', request: reordered }, 1_000)).toEqual(cursor());
-    for (const params of [{ query: 'q', k: 4 }, { query: 'q2', k: 3 }, { query: 'q', k: 3, _meta: { 'x-rcpgw': { fusion: 'weighted' } } }]) {
+    for (const params of [
+      { query: 'q', k: 4 },
+      { query: 'q2', k: 3 },
+      { query: 'q', k: 3, _meta: { 'x-rcpgw': { fusion: 'weighted' } } },
+    ]) {
       const other = canonicalRequest(params, 'x-rcpgw');
       const r = rejection(() => openFusedCursor(token, key, { method: 'retrieve', request: other }, 1_000));
       expect(r.code).toBe(-32602);
@@ -82,7 +86,14 @@ describe('compact fused cursors', () => {
     // Signed as the sealer signs: a body that verifies but that this gateway would never issue.
     const signed = (body: string): string => `${body}.${cursorMac(key, `${body}\n${request}`)}`;
     expect(openFusedCursor(signed('2~retrieve~zz~1~2~a~6'), key, expect1, 1_000).position.depth).toEqual({ a: 6 });
-    for (const body of ['2~retrieve~zz~1~2~a~0', '2~retrieve~zz~1~2~a~6~a~4', '2~Retrieve~zz~1~2~a~6', '2~retrieve~zz~01~2~a~6', '2~retrieve~zz~1~2~a', '2~retrieve~zzzzzzzzzzzz~1~2~a~6']) {
+    for (const body of [
+      '2~retrieve~zz~1~2~a~0',
+      '2~retrieve~zz~1~2~a~6~a~4',
+      '2~Retrieve~zz~1~2~a~6',
+      '2~retrieve~zz~01~2~a~6',
+      '2~retrieve~zz~1~2~a',
+      '2~retrieve~zzzzzzzzzzzz~1~2~a~6',
+    ]) {
       const r = rejection(() => openFusedCursor(signed(body), key, expect1, 1_000));
       expect(r.code).toBe(-32602);
       expect(r.message).toMatch(/malformed/);

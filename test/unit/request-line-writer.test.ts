@@ -7,7 +7,7 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RequestLine } from '../../src/core/observability/request-log.js';
-import { writeRequestLine } from '../../src/node/observability/request-line-writer.js';
+import { RequestLineWriter } from '../../src/node/observability/request-line-writer.js';
 import { isoTime } from '../../src/node/observability/log.js';
 
 /** A logger as createLogger makes it (base binding, ISO time), writing into an array; the clock is fixed. */
@@ -18,6 +18,13 @@ function capture(options: pino.LoggerOptions = {}): { logger: pino.Logger; lines
     { write: (line: string) => lines.push(line) },
   );
   return { logger, lines };
+}
+
+/** One line through the writer, written at once. */
+function writeRequestLine(logger: pino.Logger, line: RequestLine): void {
+  const writer = new RequestLineWriter(logger);
+  writer.add(() => line);
+  writer.flush();
 }
 
 const LINES: RequestLine[] = [
@@ -96,6 +103,51 @@ describe('the hand-written request line', () => {
     writeRequestLine(logger, LINES[0]!);
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0]!)).toMatchObject({ level: 30, svc: 'rcp-gateway', method: 'retrieve', msg: 'request' });
+  });
+});
+
+describe('a turn at a time', () => {
+  it('writes the lines of one turn in one write, in order, each stamped when it was queued, by the end of the turn', async () => {
+    const writes: string[] = [];
+    let clock = 0;
+    const logger = pino(
+      { level: 'info', base: { svc: 'rcp-gateway' }, timestamp: () => `,"time":${++clock}` },
+      { write: (text: string) => writes.push(text) },
+    );
+    clock = 0; // pino may read the time function once as it is made
+    const writer = new RequestLineWriter(logger);
+    const built: number[] = [];
+    LINES.forEach((line, i) =>
+      writer.add(() => {
+        built.push(i);
+        return line;
+      }),
+    );
+    expect(writes).toHaveLength(0); // nothing built or written inside the turn that finished the requests
+    expect(built).toHaveLength(0);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toHaveLength(1);
+    const lines = writes[0]!.split('\n').slice(0, -1);
+    expect(lines).toHaveLength(LINES.length);
+    lines.forEach((text, i) => {
+      const byPino = capture({ timestamp: () => `,"time":${i + 1}` });
+      byPino.logger.info(LINES[i]!, 'request');
+      expect(`${text}\n`).toBe(byPino.lines[0]);
+    });
+    writer.flush(); // an empty queue writes nothing
+    expect(writes).toHaveLength(1);
+  });
+
+  it('writes what is queued when flushed (shutdown), and a later turn starts a new batch', async () => {
+    const { logger, lines } = capture();
+    const writer = new RequestLineWriter(logger);
+    writer.add(() => LINES[0]!);
+    writer.flush();
+    expect(lines).toHaveLength(1);
+    writer.add(() => LINES[2]!);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines).toHaveLength(2);
+    expect(JSON.parse(lines[1]!)).toMatchObject({ method: 'embed', code: -32010 });
   });
 });
 

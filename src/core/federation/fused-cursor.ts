@@ -59,7 +59,12 @@ function invalidCursor(detail: string): RcpError {
  * Verify and decode a compact cursor for `expect.request`; throws -32602 (forged, altered,
  * issued under another key, or for other params) or -32015 (expired, §12).
  */
-export function openFusedCursor(token: string, key: Uint8Array, expect: { method: string; request: string }, now = Date.now()): FusedCursor {
+export function openFusedCursor(
+  token: string,
+  key: Uint8Array,
+  expect: { method: string; request: string },
+  now = Date.now(),
+): FusedCursor {
   const dot = token.lastIndexOf('.');
   const body = token.slice(0, dot);
   if (dot <= 0 || !BODY.test(body)) throw invalidCursor('not a cursor this gateway issued');

@@ -2,7 +2,8 @@
  * The gateway as the transports see it, with observation around each call: in-flight requests
  * and relayed progress frames are counted; when debug logging is on, the request's id and trace
  * id ride along (AsyncLocalStorage) so per-leg debug lines can name them; at the end (session
- * `onFinished`) it writes the request line and metrics. The trace itself is resolved once by the
+ * `onFinished`) it counts metrics and queues the request line (written a turn at a time,
+ * request-line-writer.ts). The trace itself is resolved once by the
  * session (`CallContext.trace`), so the engines, the answer's `_meta` and the line carry one id.
  *
  * A plain call (no progress asked for, no debug logging) passes the session's context through
@@ -19,7 +20,7 @@ import type { FederationHooks } from '../../core/federation/context.js';
 import type { Logger } from './log.js';
 import type { GatewayMetrics } from './metrics.js';
 import { degradedOf, queryText, requestLine } from '../../core/observability/request-log.js';
-import { writeRequestLine } from './request-line-writer.js';
+import { RequestLineWriter } from './request-line-writer.js';
 
 interface LegContext {
   id: RequestId;
@@ -37,11 +38,14 @@ export class ObservedService implements RcpService {
   /** The query text per request, kept only when `logQueries` is on; keyed by the session's CallContext, which comes back in FinishedInfo.ctx. */
   private readonly queries = new WeakMap<CallContext, string>();
   private readonly legContext = new AsyncLocalStorage<LegContext>();
+  private readonly lines: RequestLineWriter;
 
   constructor(
     private readonly inner: RcpService,
     private readonly options: ObservedServiceOptions,
-  ) {}
+  ) {
+    this.lines = new RequestLineWriter(options.logger);
+  }
 
   describe(principal?: Principal): InitializeResult {
     return this.inner.describe(principal);
@@ -93,9 +97,14 @@ export class ObservedService implements RcpService {
     if (degraded.length > 0) metrics.degradedAnswer(info.method, degraded);
     if (!logger.isLevelEnabled('info')) return;
     const query = info.ctx ? this.queries.get(info.ctx) : undefined;
-    const line = requestLine(info, { logQueries: this.options.logQueries(), degraded, ...(query !== undefined ? { query } : {}) });
-    writeRequestLine(logger, line);
+    const logQueries = this.options.logQueries();
+    this.lines.add(() => requestLine(info, { logQueries, degraded, ...(query !== undefined ? { query } : {}) }));
   };
+
+  /** Write the request lines still queued for this turn (shutdown: before the logger's own flush). */
+  flushLines(): void {
+    this.lines.flush();
+  }
 
   /** Hooks for the federation and the engines: metrics, and per-leg debug lines. */
   hooks(): FederationHooks & EngineHooks {

@@ -7,9 +7,16 @@
  * "The request line"). The line's fields are a fixed set of numbers, short strings and small
  * arrays (never headers, env or secrets), which is why it needs no redaction and no serializers.
  *
+ * Lines are written a turn of the event loop at a time: a finished request is queued with its
+ * finish time, and the queue becomes text and one write to the destination at the turn's end
+ * (setImmediate). Built one request at a time, interleaved with the rest of each request's work,
+ * the line cost more under load than the same code run in one pass over a turn's requests
+ * (docs/performance.md, "The request line, a turn at a time"). The destination buffers and writes
+ * asynchronously anyway (log.ts), so no line leaves later than it would have.
+ *
  * It reads the logger's level value, time function, bindings and destination through
  * `pino.symbols`, pino's published handles for this; a destination that wants per-line metadata
- * (pino.multistream) gets the line through `logger.info` instead.
+ * (pino.multistream) gets each line through `logger.info` instead.
  */
 import pino from 'pino';
 import type { RequestLine } from '../../core/observability/request-log.js';
@@ -22,16 +29,43 @@ function held<T>(target: object, key: symbol): T {
   return Reflect.get(target, key) as T;
 }
 
-export function writeRequestLine(logger: Logger, line: RequestLine): void {
-  const stream = held<{ write(line: string): unknown }>(logger, streamSym);
-  if (held<boolean | undefined>(stream, needsMetadataGsym)) {
-    logger.info(line, 'request');
-    return;
+/** A finished request, as queued: how to build its line, and when it finished (pino's time text). */
+interface QueuedLine {
+  line: () => RequestLine;
+  time: string;
+}
+
+export class RequestLineWriter {
+  private queued: QueuedLine[] = [];
+
+  constructor(private readonly logger: Logger) {}
+
+  /** Queue a request's line; `line` is called when the turn's lines are written. */
+  add(line: () => RequestLine): void {
+    this.queued.push({ line, time: held<() => string>(this.logger, timeSym)() });
+    if (this.queued.length === 1) setImmediate(this.flush);
   }
-  const time = held<() => string>(logger, timeSym)();
-  const bindings = held<string>(logger, chindingsSym);
-  const messageKey = JSON.stringify(held<string>(logger, messageKeySym));
-  const fields = JSON.stringify(line).slice(1, -1);
-  // `{"level":30,"time":"…"` + bindings + `,<fields>` + `,"msg":"request"}`: pino's order.
-  stream.write(`{"level":${logger.levels.values.info}${time}${bindings}${fields ? `,${fields}` : ''},${messageKey}:"request"}\n`);
+
+  /** Write every queued line now (also run at the end of each turn that queued one). */
+  readonly flush = (): void => {
+    if (this.queued.length === 0) return;
+    const queued = this.queued;
+    this.queued = [];
+    const { logger } = this;
+    const stream = held<{ write(text: string): unknown }>(logger, streamSym);
+    if (held<boolean | undefined>(stream, needsMetadataGsym)) {
+      for (const entry of queued) logger.info(entry.line(), 'request');
+      return;
+    }
+    // `{"level":30,"time":"…"` + bindings + `,<fields>` + `,"msg":"request"}`: pino's order.
+    const level = `{"level":${logger.levels.values.info}`;
+    const bindings = held<string>(logger, chindingsSym);
+    const message = `,${JSON.stringify(held<string>(logger, messageKeySym))}:"request"}\n`;
+    let text = '';
+    for (const entry of queued) {
+      const fields = JSON.stringify(entry.line()).slice(1, -1);
+      text += `${level}${entry.time}${bindings}${fields ? `,${fields}` : ''}${message}`;
+    }
+    stream.write(text);
+  };
 }

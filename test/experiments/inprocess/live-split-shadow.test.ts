@@ -163,7 +163,6 @@ const comparable = (answer: Answer): JsonObject => {
   return { ...answer, usage, _meta: meta, nextCursor: cursor };
 };
 
-
 describe('shadow experiments in the retrieve path', () => {
   const shadow = { id: 'sh', kind: 'shadow', primary: 'both', shadow: 'onlyB', sample: 1, deadlineMs: 200 };
 
