@@ -144,8 +144,18 @@ export function sealCursor(payload: CursorPayload, key: Uint8Array): string {
   return `${body}.${digests.mac(key, body, MAC_BYTES)}`;
 }
 
-function invalidCursor(detail: string): RcpError {
+/** -32602 on `cursor`: forged, altered, foreign or malformed. */
+export function invalidCursor(detail: string): RcpError {
   return RcpError.invalidParams('cursor', detail);
+}
+
+/** -32015 (§12: "an expired `cursor`"): the client restarts from the first page. */
+export function expiredCursor(): RcpError {
+  return new RcpError(ErrorCode.NotFound, 'cursor expired: restart pagination without a cursor', {
+    field: 'cursor',
+    detail: 'the cursor is past its expiry',
+    retryable: false,
+  });
 }
 
 /** Verify and decode; throws -32602 (forged, corrupted, foreign) or -32015 (expired). */
@@ -174,13 +184,7 @@ export function openCursor(
   }
   const payload = parsePayload(decoded);
   if (!payload) throw invalidCursor('cursor payload is malformed');
-  if (now > payload.expiresAt) {
-    throw new RcpError(ErrorCode.NotFound, 'cursor expired: restart pagination without a cursor', {
-      field: 'cursor',
-      detail: 'the cursor is past its expiry',
-      retryable: false,
-    });
-  }
+  if (now > payload.expiresAt) throw expiredCursor();
   if (payload.method !== expect.method || payload.fingerprint !== expect.fingerprint) {
     throw invalidCursor('cursor belongs to a different request (repeat the request exactly, adding only the cursor)');
   }

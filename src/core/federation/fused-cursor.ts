@@ -19,8 +19,7 @@
  * Like version 1 it is signed, not encrypted: it names the method, the engine ids and their
  * depths (docs/security.md).
  */
-import { ErrorCode, RcpError } from '../protocol/errors.js';
-import { cursorMac, sameText, type FusedPosition } from './cursor.js';
+import { cursorMac, expiredCursor, invalidCursor, sameText, type FusedPosition } from './cursor.js';
 
 export const FUSED_CURSOR_PREFIX = '2~';
 
@@ -51,10 +50,6 @@ const METHOD = /^[a-z0-9][a-z0-9-]*(?:\/[a-z0-9][a-z0-9-]*)*$/;
 const COUNT = /^(?:0|[1-9][0-9]{0,8})$/;
 const EXPIRY = /^[0-9a-z]{1,11}$/;
 
-function invalidCursor(detail: string): RcpError {
-  return RcpError.invalidParams('cursor', detail);
-}
-
 /**
  * Verify and decode a compact cursor for `expect.request`; throws -32602 (forged, altered,
  * issued under another key, or for other params) or -32015 (expired, §12).
@@ -75,13 +70,7 @@ export function openFusedCursor(
   }
   const cursor = parseBody(body.split('~'));
   if (!cursor) throw invalidCursor('cursor payload is malformed');
-  if (now > cursor.expiresAt) {
-    throw new RcpError(ErrorCode.NotFound, 'cursor expired: restart pagination without a cursor', {
-      field: 'cursor',
-      detail: 'the cursor is past its expiry',
-      retryable: false,
-    });
-  }
+  if (now > cursor.expiresAt) throw expiredCursor();
   if (cursor.method !== expect.method) throw invalidCursor('cursor belongs to a different method');
   return cursor;
 }
