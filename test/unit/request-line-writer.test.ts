@@ -138,6 +138,23 @@ describe('a turn at a time', () => {
     expect(writes).toHaveLength(1);
   });
 
+  it("drops a line that cannot be built or serialised with a warning, and writes the turn's others", async () => {
+    const { logger, lines } = capture();
+    const writer = new RequestLineWriter(logger);
+    writer.add(() => LINES[0]!);
+    writer.add(() => {
+      throw new Error('no line for this one');
+    });
+    writer.add(() => ({ ...LINES[0]!, id: 7, error: { big: 1n } as never }));
+    writer.add(() => LINES[2]!);
+    await new Promise((resolve) => setImmediate(resolve));
+    const parsed = lines.flatMap((text) => text.split('\n').filter(Boolean)).map((text) => JSON.parse(text) as Record<string, unknown>);
+    expect(parsed.filter((line) => line.msg === 'request').map((line) => line.method)).toEqual(['retrieve', 'embed']);
+    const warnings = parsed.filter((line) => line.level === 40);
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toMatchObject({ msg: 'request line dropped: it could not be built', reason: 'no line for this one' });
+  });
+
   it('writes what is queued when flushed (shutdown), and a later turn starts a new batch', async () => {
     const { logger, lines } = capture();
     const writer = new RequestLineWriter(logger);

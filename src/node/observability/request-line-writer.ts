@@ -54,7 +54,10 @@ export class RequestLineWriter {
     const { logger } = this;
     const stream = held<{ write(text: string): unknown }>(logger, streamSym);
     if (held<boolean | undefined>(stream, needsMetadataGsym)) {
-      for (const entry of queued) logger.info(entry.line(), 'request');
+      for (const entry of queued) {
+        const line = built(entry, logger);
+        if (line) logger.info(line, 'request');
+      }
       return;
     }
     // `{"level":30,"time":"…"` + bindings + `,<fields>` + `,"msg":"request"}`: pino's order.
@@ -63,9 +66,38 @@ export class RequestLineWriter {
     const message = `,${JSON.stringify(held<string>(logger, messageKeySym))}:"request"}\n`;
     let text = '';
     for (const entry of queued) {
-      const fields = JSON.stringify(entry.line()).slice(1, -1);
-      text += `${level}${entry.time}${bindings}${fields ? `,${fields}` : ''}${message}`;
+      const line = built(entry, logger);
+      const fields = line ? serialised(line, logger) : undefined;
+      if (fields !== undefined) text += `${level}${entry.time}${bindings}${fields ? `,${fields}` : ''}${message}`;
     }
-    stream.write(text);
+    if (text) stream.write(text);
   };
+}
+
+/*
+ * The lines are built outside the request that finished, at the end of a turn (setImmediate): a
+ * line that cannot be built or serialised is dropped with a warning, never thrown there, where it
+ * would end the process and the turn's other lines with it.
+ */
+function built(entry: QueuedLine, logger: Logger): RequestLine | undefined {
+  try {
+    return entry.line();
+  } catch (err) {
+    dropped(err, logger);
+    return undefined;
+  }
+}
+
+/** The line's fields as JSON, without the braces; undefined when it cannot be serialised. */
+function serialised(line: RequestLine, logger: Logger): string | undefined {
+  try {
+    return JSON.stringify(line).slice(1, -1);
+  } catch (err) {
+    dropped(err, logger);
+    return undefined;
+  }
+}
+
+function dropped(err: unknown, logger: Logger): void {
+  logger.warn({ reason: err instanceof Error ? err.message : String(err) }, 'request line dropped: it could not be built');
 }
