@@ -3,6 +3,7 @@
  * the bind policy, method scopes, tenant resolution, scoping of engines and settings, JWT rules
  * that need no process (algorithms, token age), and the config cross-checks.
  */
+import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { SignJWT, generateSecret } from 'jose';
 import { hashApiKey, ApiKeyStore } from '../../src/core/auth/api-keys.js';
@@ -13,6 +14,7 @@ import { assertMethodAllowed, requiredScope, type Principal } from '../../src/co
 import { ConcurrencyCounter, TokenBucketLimiter } from '../../src/core/auth/quota.js';
 import { scopeEngines, scopeSettings } from '../../src/core/auth/scoping.js';
 import { principalFor } from '../../src/core/auth/tenants.js';
+import { cursorKey } from '../../src/core/federation/cursor.js';
 import { GatewaySchema } from '../../src/core/config/schema.js';
 import { validateConfig } from '../../src/core/config/validate.js';
 import { AuditLog } from '../../src/core/auth/audit.js';
@@ -147,6 +149,18 @@ describe('scoping', () => {
     expect(b.maxK).toBe(50);
     expect(a.cursorSecret).not.toBe(b.cursorSecret);
     expect(scopeSettings(settings, principal({ id: 'a' })).cursorSecret).toBe(a.cursorSecret);
+    // A cursor key is an HMAC key: ids that differ only by trailing NULs, or the same id in
+    // another tenant, must not get keys that HMAC cannot tell apart (zero-padded to one block).
+    const keyOf = (over: Parameters<typeof principal>[0]): Uint8Array =>
+      cursorKey(scopeSettings({ ...settings, cursorSecret: 'a-16-char-secret' }, principal(over)).cursorSecret);
+    const tag = (key: Uint8Array): string => createHmac('sha256', key).update('cursor body').digest('hex');
+    const tags = [
+      keyOf({ id: 'alice' }),
+      keyOf({ id: 'alice\u0000' }),
+      keyOf({ id: 'alice\u0000\u0000' }),
+      keyOf({ id: 'alice', tenant: 'b' }),
+    ].map(tag);
+    expect(new Set(tags).size).toBe(4);
   });
 });
 

@@ -136,6 +136,29 @@ describe('cursor integrity', () => {
     expect(((await running.call('retrieve', { query: 'q', k: 3, cursor })) as unknown as Page).hits).toHaveLength(3);
   });
 
+  it('refuses (-32602, field "cursor") a page asked of engines other than its result set: another selection is not a retryable failure', async () => {
+    const { deep, paged } = engines();
+    running = await startInProcess([deep, paged], { gateway: SETTINGS });
+    const first = (await running.call('retrieve', { query: 'q', k: 3 })) as unknown as Page;
+    const params = { query: 'q', k: 3, cursor: first.nextCursor };
+    // The header narrows the engines without changing the params the cursor is bound to.
+    const err = await rejection(running.call('retrieve', params, { headers: { 'x-rcpgw-engine': 'deep' } }));
+    expect(err.code).toBe(-32602);
+    expect(err.data?.field).toBe('cursor');
+    expect(paged.callsOf('retrieve')).toHaveLength(1); // the first page's call only
+    expect(((await running.call('retrieve', params)) as unknown as Page).hits).toHaveLength(3);
+  });
+
+  it('pages engines whose ids name Object.prototype members like any others', async () => {
+    const odd = [new FakeEngine('__proto__', { hits: defaultHits('p', 8) }), new FakeEngine('constructor', { hits: defaultHits('c', 8) })];
+    running = await startInProcess(odd, { gateway: SETTINGS });
+    const pages = await pageThrough(running, { query: 'q', k: 5 });
+    const served = pages.flatMap((page) => page.hits.map((hit) => hit.id));
+    expect(pages[0]!._meta.engines).toEqual(['__proto__', 'constructor']);
+    expect(new Set(served)).toEqual(new Set([...defaultHits('p', 8), ...defaultHits('c', 8)].map((hit) => hit.id)));
+    expect(served).toHaveLength(16);
+  });
+
   it('fails a later page with -32010 when an engine of its result set fails', async () => {
     const { deep, paged } = engines();
     running = await startInProcess([deep, paged], { gateway: SETTINGS });

@@ -5,7 +5,7 @@
  * of its result set is gone.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalRequest, cursorKey, requestFingerprint, sealCursor, type FusedPosition } from '../../src/core/federation/cursor.js';
+import { canonicalRequest, cursorKey, legacyRequestFingerprint, sealCursor, type FusedPosition } from '../../src/core/federation/cursor.js';
 import { openFusedCursor, sealFusedCursor } from '../../src/core/federation/fused-cursor.js';
 import { fusedCursorPosition } from '../support/fused-cursor.js';
 import { fuse } from '../../src/core/federation/fusion/fuse.js';
@@ -146,7 +146,7 @@ describe('cursor integrity', () => {
     const position: FusedPosition = { kind: 'fused', engines: ['deep', 'paged'], depth: { deep: 6, paged: 4 }, segment: 0, offset: 3 };
     const expiresAt = Date.now() - 1;
     const expiredV1 = sealCursor(
-      { method: 'retrieve', fingerprint: requestFingerprint(params, 'x-rcpgw'), expiresAt, position },
+      { method: 'retrieve', fingerprint: legacyRequestFingerprint(params, 'x-rcpgw'), expiresAt, position },
       cursorKey(SECRET),
     );
     const expired = sealFusedCursor({ method: 'retrieve', expiresAt, position }, canonicalRequest(params, 'x-rcpgw'), cursorKey(SECRET));
@@ -164,7 +164,7 @@ describe('cursor integrity', () => {
     const compact = first.result!.nextCursor!;
     expect(compact.startsWith('2~')).toBe(true);
     const opened = openFusedCursor(compact, cursorKey(SECRET), { method: 'retrieve', request: canonicalRequest(params, 'x-rcpgw') });
-    const v1 = sealCursor({ ...opened, fingerprint: requestFingerprint(params, 'x-rcpgw') }, cursorKey(SECRET));
+    const v1 = sealCursor({ ...opened, fingerprint: legacyRequestFingerprint(params, 'x-rcpgw') }, cursorKey(SECRET));
     const viaCompact = await rpc<Page>(gw.url, 'retrieve', { ...params, cursor: compact });
     const viaV1 = await rpc<Page>(gw.url, 'retrieve', { ...params, cursor: v1 });
     expect(viaCompact.result!.hits.length).toBe(3);

@@ -5,7 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   canonicalJson,
+  canonicalRequest,
   cursorKey,
+  legacyRequestFingerprint,
   openCursor,
   requestFingerprint,
   sealCursor,
@@ -156,16 +158,36 @@ describe('cursor bytes against the reference implementation', () => {
     return out;
   };
 
-  it('fingerprints exactly as before for 2,000 random requests', async () => {
+  it('fingerprints version 1 fused cursors exactly as before, and binds requests as specified, for 2,000 random requests', async () => {
     const { hash } = await import('node:crypto');
     // Native and portable digests give the same bytes (portable-crypto.test.ts): whichever is installed.
     for (let i = 0; i < 2_000; i++) {
       const params = object(0);
       if (next(2) === 0) params._meta = { 'x-rcpgw': value(1), traceId: 't' };
       const expected = hash('sha256', referenceFingerprintText(params, 'x-rcpgw'), 'base64url').slice(0, 22);
-      expect(requestFingerprint(params as never, 'x-rcpgw')).toBe(expected);
+      expect(legacyRequestFingerprint(params as never, 'x-rcpgw')).toBe(expected);
       expect(canonicalJson(params)).toBe(referenceCanonical(params));
+      const { cursor: _cursor, _meta, ...rest } = params;
+      const vendor = isObject(_meta) ? _meta['x-rcpgw'] : undefined;
+      const request = `${referenceCanonical(rest)}${vendor === undefined ? '' : `\n${referenceCanonical(vendor)}`}`;
+      expect(canonicalRequest(params as never, 'x-rcpgw')).toBe(request);
+      expect(requestFingerprint(params as never, 'x-rcpgw')).toBe(hash('sha256', request, 'base64url').slice(0, 22));
     }
+  });
+
+  it('binds a request unambiguously: no param stands in for the gateway options', () => {
+    const options = { fusion: 'weighted', weights: { a: 50 } };
+    const withOptions = canonicalRequest({ query: 'q', k: 3, _meta: { 'x-rcpgw': options } }, 'x-rcpgw');
+    const asParam = canonicalRequest({ query: 'q', k: 3, '_meta.x-rcpgw': options }, 'x-rcpgw');
+    const both = canonicalRequest({ query: 'q', k: 3, '_meta.x-rcpgw': { other: 1 }, _meta: { 'x-rcpgw': options } }, 'x-rcpgw');
+    expect(new Set([withOptions, asParam, both, canonicalRequest({ query: 'q', k: 3 }, 'x-rcpgw')]).size).toBe(4);
+    expect(canonicalRequest({ query: 'q', _meta: { 'x-rcpgw': null } }, 'x-rcpgw')).not.toBe(canonicalRequest({ query: 'q' }, 'x-rcpgw'));
+    // The options' separator never occurs inside canonical JSON, whatever the params hold.
+    expect(canonicalRequest({ query: 'a\nb', 'x\ny': ['\n'] }, 'x-rcpgw')).not.toContain('\n');
+    // What the legacy fingerprint confused, and still does for the version 1 cursors it opens.
+    expect(legacyRequestFingerprint({ query: 'q', k: 3, '_meta.x-rcpgw': options }, 'x-rcpgw')).toBe(
+      legacyRequestFingerprint({ query: 'q', k: 3, _meta: { 'x-rcpgw': options } }, 'x-rcpgw'),
+    );
   });
 
   it('seals the same payload bytes as `{ v: 1, ...payload }`', () => {

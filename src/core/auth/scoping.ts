@@ -22,8 +22,16 @@ export function scopeEngines<T extends { id: string }>(engines: readonly T[], pr
 export function scopeSettings(settings: GatewaySettings, principal: Principal | undefined): GatewaySettings {
   if (principal === undefined) return settings;
   const maxK = Math.min(settings.maxK, principal.limits.maxK ?? Infinity);
-  const cursorSecret = `${settings.cursorSecret ?? processSecret()}\u0000principal:${principal.via}:${principal.id}`;
+  // Each field length-prefixed, the tenant too: no two principals share a key, not even ids that
+  // differ only by trailing NULs, which HMAC would not tell apart in a key of one block or less
+  // (RFC 2104 pads a short key with zero bytes).
+  const who = `${lengthPrefixed(principal.via)}${lengthPrefixed(principal.id)}${lengthPrefixed(principal.tenant ?? '')}`;
+  const cursorSecret = `${settings.cursorSecret ?? processSecret()}\u0000principal:${who}`;
   return { ...settings, maxK, cursorSecret };
+}
+
+function lengthPrefixed(field: string): string {
+  return `${field.length}:${field}`;
 }
 
 let randomSecret: string | undefined;

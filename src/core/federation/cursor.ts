@@ -207,7 +207,7 @@ function parsePayload(value: unknown): CursorPayload | undefined {
   const { engines, depth, segment, offset } = position;
   if (!Array.isArray(engines) || !engines.every((e) => typeof e === 'string') || !isJsonObject(depth)) return undefined;
   if (!isCount(segment) || !isCount(offset)) return undefined;
-  const depths: Record<string, number> = {};
+  const depths = Object.create(null) as Record<string, number>; // engine ids are config ids: `__proto__` is one
   for (const engine of engines as string[]) {
     const d = depth[engine];
     if (!isCount(d) || d === 0) return undefined;
@@ -218,28 +218,44 @@ function parsePayload(value: unknown): CursorPayload | undefined {
 
 /**
  * What makes a request the same request, as text: its params minus `cursor` and minus per-call
- * `_meta` (progress token, deadline, trace, federation path), but including the gateway's own
- * `_meta["x-rcpgw"]` options, which change the fusion. It is the canonical JSON of those params
- * with the vendor options under the key `_meta.<vendorKey>`. Compact cursors are bound to it
- * (fused-cursor.ts); version 1 cursors carry its digest (`requestFingerprint`).
+ * `_meta` (progress token, deadline, trace, federation path), in canonical JSON, then — when the
+ * request has them — the gateway's own `_meta["x-rcpgw"]` options, which change the fusion, after
+ * a newline. Canonical JSON has no raw newline (JSON.stringify escapes it), so nothing in the
+ * params can pass for the options: a param named `_meta.x-rcpgw` is a param like any other.
+ * Compact cursors are bound to this text (fused-cursor.ts), routed cursors carry its digest.
  */
 export function canonicalRequest(params: JsonObject, vendorKey: string): string {
   const meta = params._meta;
   const vendor = isJsonObject(meta) ? meta[vendorKey] : undefined;
-  const vendorField = `_meta.${vendorKey}`;
-  const keys = definedKeys(params, (key) => key !== 'cursor' && key !== '_meta');
-  if (vendor === undefined) return canonicalObject(keys, (key) => params[key]);
-  if (!keys.includes(vendorField)) keys.push(vendorField);
-  return canonicalObject(keys, (key) => (key === vendorField ? vendor : params[key]));
+  const request = canonicalObject(
+    definedKeys(params, (key) => key !== 'cursor' && key !== '_meta'),
+    (key) => params[key],
+  );
+  return vendor === undefined ? request : `${request}\n${canonicalJson(vendor)}`;
 }
 
-/** A stable digest of `canonicalRequest`, carried inside version 1 cursors. */
+/** A stable digest of `canonicalRequest`, carried inside version 1 cursors (routed results). */
 export function requestFingerprint(params: JsonObject, vendorKey: string): string {
   return fingerprintOf(canonicalRequest(params, vendorKey));
 }
 
+/**
+ * The fingerprint fused version 1 cursors were issued with, before the compact format: the
+ * options folded into the params under the key `_meta.<vendorKey>`, which a param of that name
+ * could stand in for. Only read, to open such cursors while they last (`cursorTtlMs`).
+ */
+export function legacyRequestFingerprint(params: JsonObject, vendorKey: string): string {
+  const meta = params._meta;
+  const vendor = isJsonObject(meta) ? meta[vendorKey] : undefined;
+  const vendorField = `_meta.${vendorKey}`;
+  const keys = definedKeys(params, (key) => key !== 'cursor' && key !== '_meta');
+  if (vendor === undefined) return fingerprintOf(canonicalObject(keys, (key) => params[key]));
+  if (!keys.includes(vendorField)) keys.push(vendorField);
+  return fingerprintOf(canonicalObject(keys, (key) => (key === vendorField ? vendor : params[key])));
+}
+
 /** The fingerprint of a canonical request text. */
-export function fingerprintOf(request: string): string {
+function fingerprintOf(request: string): string {
   return digests.digest(request).slice(0, 22);
 }
 

@@ -17,7 +17,7 @@ import { fusionLegDepth } from './depth.js';
 import { accountFailures, fanout, nothingAnswered } from './fanout.js';
 import type { RankedList } from './fusion/types.js';
 import { failureOf, onPath, requireHopBudget, stripGatewayMeta } from './leg.js';
-import { legParams, pagedLeg, resumeFrom, type PagedLeg } from './paged-legs.js';
+import { legParams, pagedLeg, requireReachableEngines, resumeFrom, type PagedLeg } from './paged-legs.js';
 import { servePage } from './pages.js';
 import { routeToOne } from './routing.js';
 import { sanitizeHits, requireHitsArray } from './sanitize.js';
@@ -34,6 +34,7 @@ export async function federatedGraph(rawParams: JsonObject, ctx: CallContext, fe
   const k = Math.min(params.k ?? 10, fed.settings.maxK);
   const path = ctx.meta.federation?.path ?? [];
   const allowed = allowedEngines(options, fed.settings, 'graph', fed.engines);
+  requireReachableEngines(resume, fed.engines, allowed);
   const capable = fed.engines.filter(
     (engine) =>
       engine.capabilities !== undefined &&

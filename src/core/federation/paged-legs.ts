@@ -9,7 +9,7 @@ import { RcpError } from '../protocol/errors.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
 import type { Engine } from '../upstream/engine.js';
 import type { FederationContext } from './context.js';
-import { canonicalRequest, cursorKey, fingerprintOf, openCursor, type FusedPosition } from './cursor.js';
+import { canonicalRequest, cursorKey, legacyRequestFingerprint, openCursor, type FusedPosition } from './cursor.js';
 import { isFusedCursor, openFusedCursor } from './fused-cursor.js';
 import { segmentDepth } from './paging.js';
 import { VENDOR_KEY } from './vendor.js';
@@ -28,9 +28,29 @@ export function resumeFrom(method: string, params: JsonObject, fed: FederationCo
   const key = cursorKey(fed.settings.cursorSecret);
   // Compact cursors are what fused pages are issued with; version 1 ones, from before it, still open.
   if (isFusedCursor(token)) return { ...openFusedCursor(token, key, { method, request }).position, request };
-  const payload = openCursor(token, key, { method, fingerprint: fingerprintOf(request) });
+  const payload = openCursor(token, key, { method, fingerprint: legacyRequestFingerprint(params, VENDOR_KEY) });
   if (payload.position.kind !== 'fused') throw RcpError.invalidParams('cursor', 'not a cursor for a fused result');
   return { ...payload.position, request };
+}
+
+/**
+ * A cursor names the engines that formed its first page. One this request cannot reach — another
+ * engine selection (`_meta["x-rcpgw"]` or the `x-rcpgw-engine` header), an engine no longer
+ * configured, or one outside the caller's scope — can never serve its next page: -32602 on
+ * `cursor` (repeat the first request exactly), not the retryable -32010 of an engine that is down.
+ */
+export function requireReachableEngines(
+  resume: Resume | undefined,
+  engines: readonly { id: string }[],
+  allowed: ReadonlySet<string> | undefined,
+): void {
+  if (resume === undefined) return;
+  const configured = new Set(engines.map((engine) => engine.id));
+  if (resume.engines.every((id) => configured.has(id) && (allowed === undefined || allowed.has(id)))) return;
+  throw RcpError.invalidParams(
+    'cursor',
+    "the cursor belongs to a result set of engines this request does not reach (another engine selection, scope or configuration): repeat the first page's request exactly, or restart pagination",
+  );
 }
 
 /** §10: a `cursor` is only meaningful where `pagination` is advertised; off, it is -32602. */

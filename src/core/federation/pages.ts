@@ -49,7 +49,8 @@ export function servePage(input: PageInput, ctx: CallContext, fed: FederationCon
   if (resume) requireFirstPageEngines(resume, input.lists);
   const states = initialStates(input);
   const start = { segment: resume?.segment ?? 0, offset: resume?.offset ?? 0 };
-  const depth: Record<string, number> = {};
+  // No prototype: an engine id is any config id, `__proto__` included.
+  const depth = Object.create(null) as Record<string, number>;
   for (const state of states.values()) depth[state.list.engine] = state.leg.base;
   const page = fusedPage(
     start,

@@ -74,7 +74,7 @@ function commonFilter(filters: readonly JsonObject[]): NonNullable<OptionSupport
   const typed = filters.every((f) => isJsonObject(f.fields));
   const names = common(filters.map((f) => (isJsonObject(f.fields) ? Object.keys(f.fields) : stringArray(f.fields))));
   if (!typed) return { fields: names, operators };
-  const fields: Record<string, string> = {};
+  const fields = Object.create(null) as Record<string, string>; // field names come from engines: `__proto__` may be one
   for (const name of names) {
     const types = new Set(filters.map((f) => (f.fields as JsonObject)[name]));
     const [type] = types;

@@ -16,7 +16,7 @@ import type { FederationContext } from './context.js';
 import { fusionLegDepth } from './depth.js';
 import { acceptsModality, decideOptions, optionSupport, requestModality } from './retrieve-options.js';
 import { failureOf, onPath, requireHopBudget, type LegFailure } from './leg.js';
-import { pagedLeg, resumeFrom, type PagedLeg, type Resume } from './paged-legs.js';
+import { pagedLeg, requireReachableEngines, resumeFrom, type PagedLeg, type Resume } from './paged-legs.js';
 import { allowedEngines, gatewayOptions, type GatewayOptions } from './vendor.js';
 
 const DEFAULT_K = 10;
@@ -78,6 +78,7 @@ export function planRetrieve(rawParams: JsonObject, ctx: CallContext, fed: Feder
   const options = gatewayOptions(rawParams, fed.settings, { method: 'retrieve', headers: ctx.headers });
   const resume = resumeFrom('retrieve', rawParams, fed);
   const allowed = allowedEngines(options, fed.settings, 'retrieve', fed.engines);
+  requireReachableEngines(resume, fed.engines, allowed);
   const path = ctx.meta.federation?.path ?? [];
   const plan: RetrievePlan = {
     params,
