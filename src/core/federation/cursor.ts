@@ -15,6 +15,7 @@ import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { randomBytes } from '@noble/hashes/utils.js';
 import { base64urlnopad } from '@scure/base';
+import { setOwn } from '../protocol/copy.js';
 import { ErrorCode, RcpError } from '../protocol/errors.js';
 import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
 
@@ -207,11 +208,11 @@ function parsePayload(value: unknown): CursorPayload | undefined {
   const { engines, depth, segment, offset } = position;
   if (!Array.isArray(engines) || !engines.every((e) => typeof e === 'string') || !isJsonObject(depth)) return undefined;
   if (!isCount(segment) || !isCount(offset)) return undefined;
-  const depths = Object.create(null) as Record<string, number>; // engine ids are config ids: `__proto__` is one
+  const depths: Record<string, number> = {};
   for (const engine of engines as string[]) {
     const d = depth[engine];
     if (!isCount(d) || d === 0) return undefined;
-    depths[engine] = d;
+    setOwn(depths, engine, d); // engine ids are config ids: `__proto__` is one
   }
   return { method, fingerprint, expiresAt, position: { kind: 'fused', engines: engines as string[], depth: depths, segment, offset } };
 }

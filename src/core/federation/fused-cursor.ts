@@ -19,6 +19,7 @@
  * Like version 1 it is signed, not encrypted: it names the method, the engine ids and their
  * depths (docs/security.md).
  */
+import { setOwn } from '../protocol/copy.js';
 import { cursorMac, expiredCursor, invalidCursor, sameText, type FusedPosition } from './cursor.js';
 
 export const FUSED_CURSOR_PREFIX = '2~';
@@ -81,14 +82,13 @@ function parseBody(fields: string[]): FusedCursor | undefined {
   if (fields.length < 7 || fields.length % 2 === 0) return undefined;
   if (!METHOD.test(method!) || !EXPIRY.test(expiry!) || !COUNT.test(segment!) || !COUNT.test(offset!)) return undefined;
   const engines: string[] = [];
-  // No prototype: an engine id may be any config id, `__proto__` included.
-  const depth = Object.create(null) as Record<string, number>;
+  const depth: Record<string, number> = {};
   for (let i = 5; i < fields.length; i += 2) {
     const engine = fields[i]!;
     const engineDepth = fields[i + 1]!;
     if (!ENGINE_ID.test(engine) || !COUNT.test(engineDepth) || engineDepth === '0' || Object.hasOwn(depth, engine)) return undefined;
     engines.push(engine);
-    depth[engine] = Number(engineDepth);
+    setOwn(depth, engine, Number(engineDepth)); // any config id, `__proto__` included
   }
   const expiresAt = parseInt(expiry!, 36);
   if (!Number.isSafeInteger(expiresAt)) return undefined;

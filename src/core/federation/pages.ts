@@ -8,6 +8,7 @@
  * of the cursor's set that fails makes the page fail with -32010 (retry it, or restart paging).
  */
 import { ErrorCode, RcpError } from '../protocol/errors.js';
+import { setOwn } from '../protocol/copy.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
 import type { CallContext } from '../service/contract.js';
 import type { FederationContext } from './context.js';
@@ -49,9 +50,9 @@ export function servePage(input: PageInput, ctx: CallContext, fed: FederationCon
   if (resume) requireFirstPageEngines(resume, input.lists);
   const states = initialStates(input);
   const start = { segment: resume?.segment ?? 0, offset: resume?.offset ?? 0 };
-  // No prototype: an engine id is any config id, `__proto__` included.
-  const depth = Object.create(null) as Record<string, number>;
-  for (const state of states.values()) depth[state.list.engine] = state.leg.base;
+  const depth: Record<string, number> = {};
+  // An engine id is any config id, `__proto__` included: an own key all the same.
+  for (const state of states.values()) setOwn(depth, state.list.engine, state.leg.base);
   const page = fusedPage(
     start,
     {

@@ -22,6 +22,7 @@
  *   `sessionId` is forwarded as the hint it is (§7.7.3: an engine that ignores it still answers).
  */
 import { positiveInt, stringArray, type Capabilities } from '../protocol/capabilities.js';
+import { setOwn } from '../protocol/copy.js';
 import { RcpError } from '../protocol/errors.js';
 import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
 
@@ -74,11 +75,11 @@ function commonFilter(filters: readonly JsonObject[]): NonNullable<OptionSupport
   const typed = filters.every((f) => isJsonObject(f.fields));
   const names = common(filters.map((f) => (isJsonObject(f.fields) ? Object.keys(f.fields) : stringArray(f.fields))));
   if (!typed) return { fields: names, operators };
-  const fields = Object.create(null) as Record<string, string>; // field names come from engines: `__proto__` may be one
+  const fields: Record<string, string> = {};
   for (const name of names) {
     const types = new Set(filters.map((f) => (f.fields as JsonObject)[name]));
     const [type] = types;
-    if (types.size === 1 && typeof type === 'string') fields[name] = type; // a field typed differently is not common
+    if (types.size === 1 && typeof type === 'string') setOwn(fields, name, type); // a field typed differently is not common; names come from engines
   }
   return { fields, operators };
 }
