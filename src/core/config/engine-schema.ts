@@ -32,12 +32,12 @@ export const PartialBreakerSchema = z.strictObject({
   maxResetTimeoutMs: positiveInt.optional(),
 });
 
+/** An engine id: what configs may name, and all a compact cursor (federation/fused-cursor.ts) accepts as one. */
+export const ENGINE_ID = /^[A-Za-z0-9._:-]+$/;
+
 export const EngineSchema = z
   .looseObject({
-    id: z
-      .string()
-      .min(1, 'expected a non-empty engine id')
-      .regex(/^[A-Za-z0-9._:-]+$/, 'expected letters, digits, ".", "_", ":" or "-"'),
+    id: z.string().min(1, 'expected a non-empty engine id').regex(ENGINE_ID, 'expected letters, digits, ".", "_", ":" or "-"'),
     transport: z.enum(['http', 'stdio', 'adapter'], 'expected "http", "stdio" or "adapter"'),
     url: httpUrl.optional(),
     /**

@@ -226,13 +226,20 @@ function parsePayload(value: unknown): CursorPayload | undefined {
  * Compact cursors are bound to this text (fused-cursor.ts), routed cursors carry its digest.
  */
 export function canonicalRequest(params: JsonObject, vendorKey: string): string {
-  const meta = params._meta;
-  const vendor = isJsonObject(meta) ? meta[vendorKey] : undefined;
-  const request = canonicalObject(
-    definedKeys(params, (key) => key !== 'cursor' && key !== '_meta'),
-    (key) => params[key],
-  );
+  const vendor = gatewayOptionsOf(params, vendorKey);
+  const request = canonicalObject(requestKeys(params), (key) => params[key]);
   return vendor === undefined ? request : `${request}\n${canonicalJson(vendor)}`;
+}
+
+/** The params that make a request the same request: all but `cursor` and `_meta`. */
+function requestKeys(params: JsonObject): string[] {
+  return definedKeys(params, (key) => key !== 'cursor' && key !== '_meta');
+}
+
+/** The gateway's own options in the request's `_meta`, if any. */
+function gatewayOptionsOf(params: JsonObject, vendorKey: string): unknown {
+  const meta = params._meta;
+  return isJsonObject(meta) ? meta[vendorKey] : undefined;
 }
 
 /** A stable digest of `canonicalRequest`, carried inside version 1 cursors (routed results). */
@@ -246,10 +253,9 @@ export function requestFingerprint(params: JsonObject, vendorKey: string): strin
  * could stand in for. Only read, to open such cursors while they last (`cursorTtlMs`).
  */
 export function legacyRequestFingerprint(params: JsonObject, vendorKey: string): string {
-  const meta = params._meta;
-  const vendor = isJsonObject(meta) ? meta[vendorKey] : undefined;
+  const vendor = gatewayOptionsOf(params, vendorKey);
   const vendorField = `_meta.${vendorKey}`;
-  const keys = definedKeys(params, (key) => key !== 'cursor' && key !== '_meta');
+  const keys = requestKeys(params);
   if (vendor === undefined) return fingerprintOf(canonicalObject(keys, (key) => params[key]));
   if (!keys.includes(vendorField)) keys.push(vendorField);
   return fingerprintOf(canonicalObject(keys, (key) => (key === vendorField ? vendor : params[key])));

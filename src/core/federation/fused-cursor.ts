@@ -19,10 +19,12 @@
  * Like version 1 it is signed, not encrypted: it names the method, the engine ids and their
  * depths (docs/security.md).
  */
+import { ENGINE_ID } from '../config/engine-schema.js';
 import { setOwn } from '../protocol/copy.js';
+import { isWellFormedMethodName } from '../protocol/methods.js';
 import { cursorMac, expiredCursor, invalidCursor, sameText, type FusedPosition } from './cursor.js';
 
-export const FUSED_CURSOR_PREFIX = '2~';
+const FUSED_CURSOR_PREFIX = '2~';
 
 /** What a compact cursor carries besides the request it is bound to. */
 export interface FusedCursor {
@@ -46,8 +48,6 @@ export function sealFusedCursor(cursor: FusedCursor, request: string, key: Uint8
 }
 
 const BODY = /^2~[A-Za-z0-9._:/~-]+$/;
-const ENGINE_ID = /^[A-Za-z0-9._:-]+$/;
-const METHOD = /^[a-z0-9][a-z0-9-]*(?:\/[a-z0-9][a-z0-9-]*)*$/;
 const COUNT = /^(?:0|[1-9][0-9]{0,8})$/;
 const EXPIRY = /^[0-9a-z]{1,11}$/;
 
@@ -80,7 +80,7 @@ export function openFusedCursor(
 function parseBody(fields: string[]): FusedCursor | undefined {
   const [, method, expiry, segment, offset] = fields;
   if (fields.length < 7 || fields.length % 2 === 0) return undefined;
-  if (!METHOD.test(method!) || !EXPIRY.test(expiry!) || !COUNT.test(segment!) || !COUNT.test(offset!)) return undefined;
+  if (!isWellFormedMethodName(method!) || !EXPIRY.test(expiry!) || !COUNT.test(segment!) || !COUNT.test(offset!)) return undefined;
   const engines: string[] = [];
   const depth: Record<string, number> = {};
   for (let i = 5; i < fields.length; i += 2) {

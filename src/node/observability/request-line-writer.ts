@@ -55,7 +55,7 @@ export class RequestLineWriter {
     const stream = held<{ write(text: string): unknown }>(logger, streamSym);
     if (held<boolean | undefined>(stream, needsMetadataGsym)) {
       for (const entry of queued) {
-        const line = built(entry, logger);
+        const line = guarded(entry.line, logger);
         if (line) logger.info(line, 'request');
       }
       return;
@@ -66,38 +66,23 @@ export class RequestLineWriter {
     const message = `,${JSON.stringify(held<string>(logger, messageKeySym))}:"request"}\n`;
     let text = '';
     for (const entry of queued) {
-      const line = built(entry, logger);
-      const fields = line ? serialised(line, logger) : undefined;
+      const fields = guarded(() => JSON.stringify(entry.line()).slice(1, -1), logger);
       if (fields !== undefined) text += `${level}${entry.time}${bindings}${fields ? `,${fields}` : ''}${message}`;
     }
     if (text) stream.write(text);
   };
 }
 
-/*
+/**
  * The lines are built outside the request that finished, at the end of a turn (setImmediate): a
  * line that cannot be built or serialised is dropped with a warning, never thrown there, where it
  * would end the process and the turn's other lines with it.
  */
-function built(entry: QueuedLine, logger: Logger): RequestLine | undefined {
+function guarded<T>(build: () => T, logger: Logger): T | undefined {
   try {
-    return entry.line();
+    return build();
   } catch (err) {
-    dropped(err, logger);
+    logger.warn({ reason: err instanceof Error ? err.message : String(err) }, 'request line dropped: it could not be built');
     return undefined;
   }
-}
-
-/** The line's fields as JSON, without the braces; undefined when it cannot be serialised. */
-function serialised(line: RequestLine, logger: Logger): string | undefined {
-  try {
-    return JSON.stringify(line).slice(1, -1);
-  } catch (err) {
-    dropped(err, logger);
-    return undefined;
-  }
-}
-
-function dropped(err: unknown, logger: Logger): void {
-  logger.warn({ reason: err instanceof Error ? err.message : String(err) }, 'request line dropped: it could not be built');
 }
