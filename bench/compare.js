@@ -5,7 +5,10 @@
  * figure is taken right beside the others' and a drift in machine speed (a shared host) hits
  * them alike. Per round each variant's CPU per request is divided by the bare ceiling's from the
  * same round; the medians of those ratios are what the CPU diet is judged on
- * (bench/RESULTS.md, "CPU diet").
+ * (bench/RESULTS.md, "CPU diet"). With several gateway variants, each after the first is also
+ * compared with the first round by round: the median of its per-round CPU ratios, in how many
+ * rounds it was lower, and the sign test's p (bench/lib/paired.js), so a few-percent change is
+ * judged with a number on a host whose speed drifts.
  *
  *   node bench/compare.js [--engines 1|3] [--rounds 8] [--seconds 2] [--connections 50] [--pin]
  *        [--variant 'NAME=CLI_PATH[@GATEWAY_JSON][ NODE_FLAG…]']... [--no-spec] [--floor-variant 'NAME=STEP[,STEP…][ ARG…]']...
@@ -29,6 +32,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { describePaired, median, pairedRatio } from './lib/paired.js';
 import { throughput } from './lib/load.js';
 import { cpuMs, processTree, ROOT, startBare, startEngines, startGateway, startSpecFloor } from './lib/procs.js';
 
@@ -86,7 +90,6 @@ const pin = (pids, cpu) => {
     log(`not pinning (${err instanceof Error ? err.message.split('\n')[0] : String(err)})`);
   }
 };
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 pin([process.pid], 0);
 const engines = await startEngines(3);
@@ -141,6 +144,15 @@ for (const v of variants) {
         6,
       )} µs/req   load generator ${median(v.runs.map((r) => r.gen)).toFixed(0)} µs/req   CPU ÷ bare ${cpuRatio.toFixed(2)}   req/s ÷ bare ${rpsRatio.toFixed(2)}${bad ? `   bad ${bad}` : ''}`,
   );
+}
+// Each further gateway variant against the first, round by round (a change judged on its own).
+const gateways = variants.filter((v) => !v.bare && !v.floor);
+for (const v of gateways.slice(1)) {
+  const cpu = pairedRatio(
+    v.runs.map((r) => r.cpu),
+    gateways[0].runs.map((r) => r.cpu),
+  );
+  log(`${v.name.padEnd(20)} CPU ÷ ${gateways[0].name}, per round: ${describePaired(cpu)}`);
 }
 const floor = variants.find((v) => v.floor && v.skip.length === 0 && !v.args?.length);
 if (floor) {
