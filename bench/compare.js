@@ -131,9 +131,15 @@ try {
 }
 log('');
 const bare = variants.at(-1);
+/** `v`'s figure `field` against `reference`'s, round by round (bench/lib/paired.js). */
+const perRound = (v, reference, field) =>
+  pairedRatio(
+    v.runs.map((r) => r[field]),
+    reference.runs.map((r) => r[field]),
+  );
 for (const v of variants) {
-  const cpuRatio = median(v.runs.map((r, i) => r.cpu / bare.runs[i].cpu));
-  const rpsRatio = median(v.runs.map((r, i) => r.rps / bare.runs[i].rps));
+  const cpuRatio = perRound(v, bare, 'cpu').median;
+  const rpsRatio = perRound(v, bare, 'rps').median;
   const bad = v.runs.reduce((n, r) => n + r.bad, 0);
   log(
     `${v.name.padEnd(20)} ${median(v.runs.map((r) => r.rps))
@@ -148,17 +154,13 @@ for (const v of variants) {
 // Each further gateway variant against the first, round by round (a change judged on its own).
 const gateways = variants.filter((v) => !v.bare && !v.floor);
 for (const v of gateways.slice(1)) {
-  const cpu = pairedRatio(
-    v.runs.map((r) => r.cpu),
-    gateways[0].runs.map((r) => r.cpu),
-  );
-  log(`${v.name.padEnd(20)} CPU ÷ ${gateways[0].name}, per round: ${describePaired(cpu)}`);
+  log(`${v.name.padEnd(20)} CPU ÷ ${gateways[0].name}, per round: ${describePaired(perRound(v, gateways[0], 'cpu'))}`);
 }
 const floor = variants.find((v) => v.floor && v.skip.length === 0 && !v.args?.length);
 if (floor) {
   for (const v of variants.filter((x) => x !== floor && !x.bare)) {
-    const cpuRatio = median(v.runs.map((r, i) => r.cpu / floor.runs[i].cpu));
-    const rpsRatio = median(v.runs.map((r, i) => r.rps / floor.runs[i].rps));
+    const cpuRatio = perRound(v, floor, 'cpu').median;
+    const rpsRatio = perRound(v, floor, 'rps').median;
     log(`${v.name.padEnd(20)} against the spec floor: CPU ÷ floor ${cpuRatio.toFixed(2)}   req/s ÷ floor ${rpsRatio.toFixed(2)}`);
   }
 }

@@ -86,6 +86,28 @@ describe('bench harness (smoke)', () => {
     expect(out, out).not.toContain('bad ');
   }, 120_000);
 
+  it('the paired comparison judges each further gateway variant against the first with the sign test', async () => {
+    const { code, out } = await runScript('bench/compare.js', [
+      '--rounds',
+      '2',
+      '--seconds',
+      '0.3',
+      '--warmup',
+      '0.3',
+      '--connections',
+      '8',
+      '--no-spec',
+      '--variant',
+      'plain=dist/cli/main.js',
+      '--variant',
+      'quiet=dist/cli/main.js@{"logLevel":"warn"}',
+    ]);
+    expect(code, out).toBe(0);
+    expect(out, out).toMatch(/^quiet\s+CPU ÷ plain, per round: [\d.]+, lower in [0-2] of 2 rounds \(sign test p = [\d.]+\)$/m);
+    expect(out, out).not.toMatch(/^plain\s+CPU ÷ plain/m);
+    expect(out, out).not.toContain('bad ');
+  }, 120_000);
+
   it('the core cost runs a build against another in one process and prints both and their ratio', async () => {
     const { code, out } = await runScript('bench/core-cost.js', [
       '--seconds',
