@@ -131,12 +131,18 @@ describe('parseRequestMeta', () => {
     expect(outcome(() => parseRequestMeta({ federation: { depth: 1.5 } }))).toMatchObject({ error: { field: '_meta.federation.depth' } });
   });
 
-  it('keeps an own __proto__ key a plain key', () => {
-    const raw = JSON.parse('{"progressToken":"p","__proto__":{"polluted":true}}') as JsonObject;
+  it.each([
+    '{"progressToken":"p","__proto__":{"polluted":true}}',
+    '{"federation":{"path":[],"__proto__":{"depth":"x"}}}',
+    '{"traceId":"bad id","__proto__":{"federation":{"depth":"x"}}}',
+  ])('drops an own __proto__ key as the schema does: %s', (text) => {
+    const raw = JSON.parse(text) as JsonObject;
+    expectSame(raw);
     const parsed = parseRequestMeta(raw) as Record<string, unknown>;
     expect(Object.getPrototypeOf(parsed)).toBe(Object.prototype);
-    expect(Object.prototype.hasOwnProperty.call(parsed, '__proto__')).toBe(true);
-    expect((parsed as { polluted?: unknown }).polluted).toBeUndefined();
+    expect(Object.prototype.hasOwnProperty.call(parsed, '__proto__')).toBe(false);
+    expect(parsed.polluted).toBeUndefined();
+    expect((parsed.federation as JsonObject | undefined)?.depth).toBeUndefined();
   });
 
   it('agrees with the schema on any JSON-shaped _meta', () => {

@@ -4,7 +4,6 @@
  */
 import { z } from 'zod';
 import { RcpError } from './errors.js';
-import { setOwn } from './copy.js';
 import { isJsonObject, type JsonObject } from './jsonrpc.js';
 
 /** `null` ⇒ absent (§4.6), then optional. */
@@ -147,8 +146,13 @@ function plainMeta(raw: JsonObject): RequestMeta | undefined {
   if (traceId !== undefined) out.traceId = traceId;
   if (logLevel !== undefined) out.logLevel = logLevel;
   if (federation !== undefined) out.federation = plainFederation(federation as JsonObject, path);
-  for (const key in raw) if (!META_KEYS.has(key) && Object.prototype.hasOwnProperty.call(raw, key)) setOwn(out, key, raw[key]);
+  for (const key in raw) if (!META_KEYS.has(key) && isCopiedKey(raw, key)) out[key] = raw[key];
   return out as RequestMeta;
+}
+
+/** An own key the schema passes through: it drops `__proto__` (JSON.parse makes it an own key), so this does too. */
+function isCopiedKey(record: JsonObject, key: string): boolean {
+  return key !== '__proto__' && Object.prototype.hasOwnProperty.call(record, key);
 }
 
 const META_KEYS: ReadonlySet<string> = new Set(['progressToken', 'deadlineMs', 'traceId', 'logLevel', 'federation']);
@@ -158,7 +162,7 @@ function plainFederation(federation: JsonObject, path: string[] | undefined): Re
   if (federation.depth !== undefined) out.depth = federation.depth;
   if (path !== undefined) out.path = path;
   for (const key in federation) {
-    if (key !== 'depth' && key !== 'path' && Object.prototype.hasOwnProperty.call(federation, key)) setOwn(out, key, federation[key]);
+    if (key !== 'depth' && key !== 'path' && isCopiedKey(federation, key)) out[key] = federation[key];
   }
   return out;
 }
