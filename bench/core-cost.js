@@ -8,13 +8,15 @@
  *
  *   node bench/core-cost.js [--engines 1] [--seconds 6] [--concurrency 32] [--hits 20]
  *        [--delay-ms 0] [--dist DIR] [--against DIR] [--observed [--log-level info]] [--observed-pair]
+ *        [--meta JSON]
  *
  * --delay-ms makes each engine answer after a timer, so requests interleave as they do under
  * real load. --against loads a second build into the same process and alternates between the
  * two in short slices (paired figures: a drift in machine speed hits both alike). --observed
  * wraps the gateway as `serve` does (node/operations.ts: metrics, the info request line, here
  * written to /dev/null), so the observation layer is priced too; --observed-pair runs the build
- * both ways in one process.
+ * both ways in one process. --meta sends that `_meta` with every request (parsed afresh for each,
+ * as a client's would be), e.g. `--meta '{"traceId":"client-7"}'`.
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -34,6 +36,7 @@ const { values } = parseArgs({
     observed: { type: 'boolean', default: false },
     'observed-pair': { type: 'boolean', default: false },
     'log-level': { type: 'string', default: 'info' },
+    meta: { type: 'string' },
   },
 });
 const HITS = Number(values.hits);
@@ -108,7 +111,9 @@ async function build(distDir, observed = values.observed) {
   let id = 0;
   const one = async () => {
     const session = new Session(service, { transport: 'http', stateless: true, ...sessionOptions });
-    const value = { jsonrpc: '2.0', id: ++id, method: 'retrieve', params: { query: 'rank fusion', k: 10 } };
+    const params = { query: 'rank fusion', k: 10 };
+    if (values.meta !== undefined) params._meta = JSON.parse(values.meta);
+    const value = { jsonrpc: '2.0', id: ++id, method: 'retrieve', params };
     const text = JSON.stringify(await session.handle({ value, headers: {} }));
     if (!text.includes('"hits":[{')) throw new Error(`unexpected answer: ${text.slice(0, 300)}`);
   };

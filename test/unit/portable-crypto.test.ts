@@ -138,4 +138,16 @@ describe('trace ids from getRandomValues', () => {
     }
     expect(ids.size).toBe(1_000);
   });
+
+  it('keeps a client trace id, and sends upstream only a valid W3C one', () => {
+    const w3c = '0123456789abcdef0123456789abcdef';
+    expect(traceContext({}, w3c)).toMatchObject({ traceId: w3c, traceparent: expect.stringMatching(`^00-${w3c}-[0-9a-f]{16}-01$`) });
+    for (const own of ['client-7', '0'.repeat(32), 'ABCDEF0123456789ABCDEF0123456789']) {
+      const trace = traceContext({}, own);
+      expect(trace.traceId).toBe(own);
+      expect(trace.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+      expect(trace.traceparent.slice(3, 35)).not.toBe(own);
+      expect(trace.traceparent.slice(3, 35)).not.toBe('0'.repeat(32));
+    }
+  });
 });

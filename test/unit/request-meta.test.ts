@@ -81,7 +81,8 @@ const meta = fc.record(
   {
     progressToken: field(fc.oneof(fc.string({ maxLength: 4 }), fc.integer())),
     deadlineMs: field(fc.oneof(fc.nat(), fc.double({ min: 0, max: 1e6, noNaN: true }))),
-    traceId: field(fc.constantFrom('t', 'trace-1', '0123456789abcdef0123456789abcdef', '~!x')),
+    // 128 characters is the longest trace id taken (a longer one is dropped, not echoed).
+    traceId: field(fc.constantFrom('t', 'trace-1', '0123456789abcdef0123456789abcdef', '~!x', 'x'.repeat(128), 'x'.repeat(129))),
     logLevel: field(fc.constantFrom('debug', 'info', 'notice', 'warning', 'error')),
     federation,
     other: anyJson,
@@ -106,7 +107,9 @@ describe('parseRequestMeta', () => {
     expect(outcome(() => fast)).toEqual(outcome(() => throughSchema(raw)));
     // A copy: later changes to the request's own `_meta` never reach the parsed one.
     expect(fast).not.toBe(raw);
-    if (raw.federation) expect((fast as JsonObject).federation).not.toBe(raw.federation);
+    const federation = raw.federation as JsonObject | undefined;
+    if (federation) expect((fast as JsonObject).federation).not.toBe(federation);
+    if (federation?.path) expect(((fast as JsonObject).federation as JsonObject).path).not.toBe(federation.path);
   });
 
   it.each<JsonObject>([
@@ -117,6 +120,7 @@ describe('parseRequestMeta', () => {
     { deadlineMs: '5' },
     { traceId: 'has a space' },
     { traceId: 5 },
+    { traceId: 'x'.repeat(129) },
     { logLevel: 'trace' },
     { federation: null },
     { federation: [] },

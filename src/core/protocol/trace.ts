@@ -12,16 +12,19 @@ export interface TraceContext {
 
 /**
  * Random hex from a pool refilled from the CSPRNG (web-standard `crypto.getRandomValues`) every
- * few hundred ids and turned into one hex string per refill (a table of digit pairs, then one
- * decode), so an id is a slice of that string. Built two digits at a time by concatenation, a
- * trace and a span id cost ~1 µs per request in a loop; as slices, ~0.1 µs (bench/RESULTS.md,
- * "stop 33").
+ * few hundred ids, turned into hex a window at a time (a table of digit pairs, then one decode),
+ * so an id is a slice of the window's string. Built two digits at a time by concatenation, a
+ * trace and a span id cost ~1 µs per request in a loop; as slices, ~0.15 µs (bench/RESULTS.md,
+ * "stop 33"). A slice keeps its whole string alive, so the window is small: an id kept for long
+ * (an SSE stream's) holds ~0.5 KB, not the pool's 8 KB of hex.
  */
 const POOL_BYTES = 4096;
+const WINDOW_BYTES = 256;
 const pool = new Uint8Array(POOL_BYTES);
-let poolHex = '';
 let poolOffset = POOL_BYTES;
-/** ASCII of each byte's two hex digits, and the decoder that turns a filled pool into one string. */
+let windowHex = '';
+let windowOffset = WINDOW_BYTES;
+/** ASCII of each byte's two hex digits, as one 16-bit unit. */
 const HEX_PAIRS = new Uint16Array(256);
 for (let byte = 0; byte < 256; byte++) {
   const digits = byte.toString(16).padStart(2, '0');
@@ -35,17 +38,23 @@ const W3C_TRACE_ID = /^[0-9a-f]{32}$/;
 const INVALID_TRACE_ID = '0'.repeat(32);
 
 function randomHex(bytes: number): string {
-  if (poolOffset + bytes > POOL_BYTES) refillPool();
-  const at = poolOffset * 2;
-  poolOffset += bytes;
-  return poolHex.slice(at, at + bytes * 2);
+  if (windowOffset + bytes > WINDOW_BYTES) nextWindow();
+  const at = windowOffset * 2;
+  windowOffset += bytes;
+  return windowHex.slice(at, at + bytes * 2);
 }
 
-function refillPool(): void {
-  crypto.getRandomValues(pool);
-  for (let i = 0; i < POOL_BYTES; i++) hexAsciiPairs[i] = HEX_PAIRS[pool[i]!]!;
-  poolHex = ascii.decode(hexAscii);
-  poolOffset = 0;
+/** The next window of the pool as hex, each byte used once; a spent pool is refilled first. */
+function nextWindow(): void {
+  if (poolOffset + WINDOW_BYTES > POOL_BYTES) {
+    crypto.getRandomValues(pool);
+    poolOffset = 0;
+  }
+  const end = poolOffset + WINDOW_BYTES;
+  for (let i = poolOffset; i < end; i++) hexAsciiPairs[i] = HEX_PAIRS[pool[i]!]!;
+  windowHex = ascii.decode(hexAscii.subarray(poolOffset * 2, end * 2));
+  poolOffset = end;
+  windowOffset = 0;
 }
 
 export function traceContext(headers: Readonly<Record<string, string>>, metaTraceId: string | undefined): TraceContext {
@@ -58,7 +67,8 @@ export function traceContext(headers: Readonly<Record<string, string>>, metaTrac
     const traceId = randomHex(16);
     return { traceId, traceparent: `00-${traceId}-${spanId}-01` };
   }
-  // A client's own id is kept as its trace id; upstream W3C gets it only when it is one.
-  const w3cId = W3C_TRACE_ID.test(metaTraceId) ? metaTraceId : randomHex(16);
+  // A client's own id is kept as its trace id; upstream W3C gets it only when it is a valid one
+  // (W3C Trace Context: all zeros is an invalid trace-id, as on the header path above).
+  const w3cId = W3C_TRACE_ID.test(metaTraceId) && metaTraceId !== INVALID_TRACE_ID ? metaTraceId : randomHex(16);
   return { traceId: metaTraceId, traceparent: `00-${w3cId}-${spanId}-01` };
 }
