@@ -118,11 +118,22 @@ describe('bench harness (smoke)', () => {
       '1',
       '--against',
       'dist',
+      '--meta',
+      '{"traceId":"smoke-1"}',
     ]);
     expect(code, out).toBe(0);
     expect(out, out).toMatch(
       /^core cost \(3 engine\(s\), 20 hits each, 32 concurrent, engines answer after 1 ms\) dist: [\d.]+ µs CPU per request \(\d+ requests\)$/m,
     );
     expect(out, out).toMatch(/^ratio dist ÷ dist: [\d.]+$/m);
+  }, 60_000);
+
+  it('the allocation profile prints bytes per request for the gateway and the bare proxy', async () => {
+    const { code, out } = await runScript('bench/allocation.js', ['--seconds', '1', '--warmup', '1', '--top', '5']);
+    expect(code, out).toBe(0);
+    for (const server of ['gateway', 'bare proxy']) {
+      expect(out, out).toMatch(new RegExp(`^${server}, 1 engine\\(s\\): \\d+ req/s, [\\d.]+ KB allocated per request$`, 'm'));
+    }
+    expect(out.match(/^ +\d+ B {2}\S/gm)?.length ?? 0, out).toBeGreaterThanOrEqual(2);
   }, 60_000);
 });
