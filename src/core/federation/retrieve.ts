@@ -113,7 +113,8 @@ class Answers {
 
   list(engine: Engine, hits: RankedList['hits']): RankedList {
     const floor = finiteNumber(engine.capabilities?.retrieve?.scoreFloor);
-    const list: RankedList = { engine: engine.id, weight: this.plan.options.weights[engine.id] ?? engine.weight, hits };
+    // `hits` come from sanitizeHits: distinct ids.
+    const list: RankedList = { engine: engine.id, weight: this.plan.options.weights[engine.id] ?? engine.weight, hits, distinctIds: true };
     if (floor !== undefined) list.scoreFloor = floor;
     if (engine.config.idSpace !== undefined) list.idSpace = engine.config.idSpace;
     return list;

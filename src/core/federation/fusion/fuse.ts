@@ -54,6 +54,10 @@ export function scorerFor(lists: readonly RankedList[], method: FusionMethod, rr
 }
 
 export function fuse(unordered: readonly RankedList[], method: FusionMethod, options: FusionOptions): FusionResult {
+  if (unordered.length === 1 && method === 'rrf' && options.dedup === 'id') {
+    const own = loneListInOwnOrder(unordered[0]!, options);
+    if (own !== undefined) return own;
+  }
   // Engine-id order, so sums, merges and tags never depend on the order engines answered in.
   const lists = [...unordered].sort((a, b) => compareCodePoints(a.engine, b.engine));
   const notes: string[] = [];
@@ -119,6 +123,48 @@ export function fuse(unordered: readonly RankedList[], method: FusionMethod, opt
   const out: EngineHit[] = new Array(ordered.length);
   for (let i = 0; i < ordered.length; i++) out[i] = finalizeHit(toEntry(ordered[i]!, lists));
   return { hits: out, method: applied, notes, total: entries.size };
+}
+
+/**
+ * One list under RRF with identity by id (passthrough to one engine): when its ids are distinct
+ * and its fused scores fall strictly with rank, the fused order is the list's own, and what the
+ * general path would build (a record per identity, the Map, the sort) is not needed. Undefined at
+ * the first tie (a zero weight, an rrfK too large for ranks to differ): the general path orders
+ * ties by id. test/unit/fusion-lone-list.test.ts holds the two to the same result.
+ */
+export function loneListInOwnOrder(list: RankedList, options: FusionOptions): FusionResult | undefined {
+  if (list.distinctIds !== true) return undefined;
+  const exclude = options.exclude !== undefined && options.exclude.size > 0 ? options.exclude : undefined;
+  const hits = list.hits;
+  const out: EngineHit[] = [];
+  let total = 0;
+  let previous = Infinity;
+  for (let i = 0; i < hits.length; i++) {
+    const hit = hits[i]!;
+    if (exclude?.has(dedupKey(hit, 'id', list.idSpace))) continue; // already served on an earlier page (§10)
+    const rank = i + 1;
+    const fused = list.weight / (options.rrfK + rank); // the RRF scorer's own expression
+    if (!(fused < previous)) return undefined;
+    previous = fused;
+    total++;
+    if (out.length < options.k) {
+      const contribution = { engine: list.engine, rank, score: hit.score, weight: list.weight };
+      const key = spacedId(hit.id, list.idSpace);
+      out.push(
+        finalizeHit({
+          key,
+          hit,
+          bodyRank: rank,
+          bodyWeight: list.weight,
+          fused,
+          weightSum: list.weight,
+          contributions: [contribution],
+          others: undefined,
+        }),
+      );
+    }
+  }
+  return { hits: out, method: 'rrf', notes: [], total };
 }
 
 /** A fused identity while scoring: FusedEntry without the contribution objects. */

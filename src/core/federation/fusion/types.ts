@@ -16,6 +16,11 @@ export interface RankedList {
   scoreFloor?: number;
   /** The id space the engine's ids live in (config `idSpace`); absent = the shared default space. */
   idSpace?: string;
+  /**
+   * No two hits share a stringified id (what sanitizeHits makes of an answer): set by the list's
+   * maker, it lets `fuse` take a lone list's own order without tracking duplicates.
+   */
+  distinctIds?: boolean;
 }
 
 export type DedupPolicy = 'id' | 'citation.uri' | 'content-hash';
