@@ -54,8 +54,9 @@ const idsArb = fc.uniqueArray(fc.oneof(fc.nat({ max: 50 }), fc.string({ maxLengt
 const caseArb = fc
   .record({
     ids: idsArb,
-    weight: fc.oneof(fc.constantFrom(1, 2, 0.5, 0, -1), fc.double({ min: 0, max: 10, noNaN: true })),
-    rrfK: fc.oneof(fc.constantFrom(0, 1, 60, 1e17, 1e300), fc.double({ min: 0, max: 1000, noNaN: true })),
+    // NaN and Infinity are refused by the config; drawn so that the two paths are compared on them too.
+    weight: fc.oneof(fc.constantFrom(1, 2, 0.5, 0, -1, NaN, Infinity), fc.double({ min: 0, max: 10, noNaN: true })),
+    rrfK: fc.oneof(fc.constantFrom(0, 1, 60, 1e17, 1e300, NaN), fc.double({ min: 0, max: 1000, noNaN: true })),
     k: fc.oneof(fc.constantFrom(0, 1, 10, Infinity), fc.nat({ max: 40 })),
     idSpace: fc.option(fc.constantFrom('corpus-a', ''), { nil: undefined }),
     excludeEvery: fc.nat({ max: 4 }),

@@ -194,6 +194,7 @@ async function deepen(
       throw new RcpError(ErrorCode.BackendUnavailable, `engine ${success.engine.id} answered malformed results: ${clean.error}`, {
         retryable: true,
       });
+    // mergeChunk keeps ids distinct, so the `distinctIds` mark the spread carries stays true.
     state.list = { ...state.list, hits: mergeChunk(ask.from === 0 ? [] : state.list.hits, clean.hits) };
     Object.assign(state, whatIsLeft(success.engine, success.result, clean.hits.length, ask.k));
     if (ask.cursor === undefined) state.topAsked = ask.k;

@@ -49,6 +49,7 @@ export function segmentDepth(window: number, segment: number): number {
 }
 
 function truncate(lists: readonly RankedList[], depth: Readonly<Record<string, number>>, segment: number): RankedList[] {
+  // A prefix of distinct ids is distinct: the `distinctIds` mark the spread carries stays true.
   return lists.map((list) => ({ ...list, hits: list.hits.slice(0, segmentDepth(depth[list.engine] ?? 0, segment)) }));
 }
 

@@ -27,7 +27,7 @@ export type DedupPolicy = 'id' | 'citation.uri' | 'content-hash';
 export type FusionMethod = 'rrf' | 'weighted' | 'convex';
 
 export interface FusionOptions {
-  /** Cut the fused list to this many hits (`Infinity` for all). */
+  /** Cut the fused list to this many hits: a whole number, or `Infinity` for all. */
   k: number;
   rrfK: number;
   dedup: DedupPolicy;
