@@ -16,6 +16,8 @@ const SCENARIOS = [
   'E SSE, progress relayed, 3 engines',
   'C with --workers 2',
 ];
+/** compare.js at its smallest: two rounds of short slices at low load. */
+const TINY_COMPARE = ['--rounds', '2', '--seconds', '0.3', '--warmup', '0.3', '--connections', '8'];
 const RATIOS = ['B÷A', 'B÷D1', 'C÷D', 'B÷F1', 'C÷F', 'C 2w÷1w', 'fusion÷parse', 'KB per SSE stream'];
 
 describe('bench harness (smoke)', () => {
@@ -58,18 +60,7 @@ describe('bench harness (smoke)', () => {
   }, 180_000);
 
   it('the paired comparison prints each variant beside the spec floor and the bare ceiling', async () => {
-    const { code, out } = await runScript('bench/compare.js', [
-      '--rounds',
-      '2',
-      '--seconds',
-      '0.3',
-      '--warmup',
-      '0.3',
-      '--connections',
-      '8',
-      '--bare-variant',
-      'bare-32=--max-semi-space-size=32',
-    ]);
+    const { code, out } = await runScript('bench/compare.js', [...TINY_COMPARE, '--bare-variant', 'bare-32=--max-semi-space-size=32']);
     expect(code, out).toBe(0);
     expect(out, out).toMatch(
       /^round 2: gateway \d+ µs \([\d.]+\), spec floor \d+ µs \([\d.]+\), bare-32 \d+ µs \([\d.]+\), bare \d+ µs \(1\.00\)$/m,
@@ -88,14 +79,7 @@ describe('bench harness (smoke)', () => {
 
   it('the paired comparison judges each further gateway variant against the first with the sign test', async () => {
     const { code, out } = await runScript('bench/compare.js', [
-      '--rounds',
-      '2',
-      '--seconds',
-      '0.3',
-      '--warmup',
-      '0.3',
-      '--connections',
-      '8',
+      ...TINY_COMPARE,
       '--no-spec',
       '--variant',
       'plain=dist/cli/main.js',

@@ -146,23 +146,27 @@ function plainMeta(raw: JsonObject): RequestMeta | undefined {
   if (traceId !== undefined) out.traceId = traceId;
   if (logLevel !== undefined) out.logLevel = logLevel;
   if (federation !== undefined) out.federation = plainFederation(federation as JsonObject, path);
-  for (const key in raw) if (!META_KEYS.has(key) && isCopiedKey(raw, key)) out[key] = raw[key];
+  copyOtherKeys(raw, META_KEYS, out);
   return out as RequestMeta;
 }
 
-/** An own key the schema passes through: it drops `__proto__` (JSON.parse makes it an own key), so this does too. */
-function isCopiedKey(record: JsonObject, key: string): boolean {
-  return key !== '__proto__' && Object.prototype.hasOwnProperty.call(record, key);
-}
-
 const META_KEYS: ReadonlySet<string> = new Set(['progressToken', 'deadlineMs', 'traceId', 'logLevel', 'federation']);
+const FEDERATION_KEYS: ReadonlySet<string> = new Set(['depth', 'path']);
 
 function plainFederation(federation: JsonObject, path: string[] | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (federation.depth !== undefined) out.depth = federation.depth;
   if (path !== undefined) out.path = path;
-  for (const key in federation) {
-    if (key !== 'depth' && key !== 'path' && isCopiedKey(federation, key)) out[key] = federation[key];
-  }
+  copyOtherKeys(federation, FEDERATION_KEYS, out);
   return out;
+}
+
+/**
+ * The keys a loose schema passes through after its own (`known`), in order: own keys only, and
+ * not `__proto__`, which the schema drops (JSON.parse makes it an own key), so this does too.
+ */
+function copyOtherKeys(from: JsonObject, known: ReadonlySet<string>, to: Record<string, unknown>): void {
+  for (const key in from) {
+    if (!known.has(key) && key !== '__proto__' && Object.prototype.hasOwnProperty.call(from, key)) to[key] = from[key];
+  }
 }

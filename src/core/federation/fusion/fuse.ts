@@ -78,7 +78,7 @@ export function fuse(unordered: readonly RankedList[], method: FusionMethod, opt
   const entries = new Map<string, Accumulator>();
   const arrived: Accumulator[] = [];
   const byId = options.dedup === 'id';
-  const exclude = options.exclude !== undefined && options.exclude.size > 0 ? options.exclude : undefined;
+  const exclude = exclusionOf(options);
   let group = -1; // lists of one engine are adjacent (sorted by engine): one vote per group
   for (let l = 0; l < lists.length; l++) {
     const list = lists[l]!;
@@ -134,7 +134,9 @@ export function fuse(unordered: readonly RankedList[], method: FusionMethod, opt
  */
 export function loneListInOwnOrder(list: RankedList, options: FusionOptions): FusionResult | undefined {
   if (list.distinctIds !== true) return undefined;
-  const exclude = options.exclude !== undefined && options.exclude.size > 0 ? options.exclude : undefined;
+  const exclude = exclusionOf(options);
+  const score = rrfScorer(options.rrfK);
+  const lone = [list];
   const hits = list.hits;
   const out: EngineHit[] = [];
   let total = 0;
@@ -143,28 +145,35 @@ export function loneListInOwnOrder(list: RankedList, options: FusionOptions): Fu
     const hit = hits[i]!;
     if (exclude?.has(dedupKey(hit, 'id', list.idSpace))) continue; // already served on an earlier page (§10)
     const rank = i + 1;
-    const fused = list.weight / (options.rrfK + rank); // the RRF scorer's own expression
+    const fused = score(list, rank, hit);
     if (!(fused < previous)) return undefined;
     previous = fused;
     total++;
     if (out.length < options.k) {
-      const contribution = { engine: list.engine, rank, score: hit.score, weight: list.weight };
+      // The record the general path would hold for a one-vote identity, finished the same way.
       const key = spacedId(hit.id, list.idSpace);
-      out.push(
-        finalizeHit({
-          key,
-          hit,
-          bodyRank: rank,
-          bodyWeight: list.weight,
-          fused,
-          weightSum: list.weight,
-          contributions: [contribution],
-          others: undefined,
-        }),
-      );
+      const record: Accumulator = {
+        key,
+        hit,
+        bodyRank: rank,
+        bodyWeight: list.weight,
+        fused,
+        weightSum: list.weight,
+        others: undefined,
+        group: 0,
+        list: 0,
+        rank,
+        more: undefined,
+      };
+      out.push(finalizeHit(toEntry(record, lone)));
     }
   }
   return { hits: out, method: 'rrf', notes: [], total };
+}
+
+/** The exclusion set to consult, or undefined when nothing is excluded (the first page). */
+function exclusionOf(options: FusionOptions): ReadonlySet<string> | undefined {
+  return options.exclude !== undefined && options.exclude.size > 0 ? options.exclude : undefined;
 }
 
 /** A fused identity while scoring: FusedEntry without the contribution objects. */
