@@ -20,8 +20,7 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { pathToFileURL } from 'node:url';
-import { cannedHits } from './lib/canned-hits.js';
+import { buildMemoryGateway } from './lib/memory-gateway.js';
 import { ROOT } from './lib/procs.js';
 
 const { values } = parseArgs({
@@ -41,84 +40,18 @@ const { values } = parseArgs({
 });
 const HITS = Number(values.hits);
 const DELAY_MS = Number(values['delay-ms']);
-const CAPS = { retrieve: { maxK: Math.max(100, HITS), modes: ['sparse'] }, streaming: {} };
 
-function cannedAnswer(e) {
-  return JSON.stringify({ hits: cannedHits(e, HITS), usage: { candidates: HITS } });
-}
-
-/** Engines in memory: the request serialised, the canned answer parsed (now, or after the delay). */
-function memoryTransports(config) {
-  const e = Number(config.id.slice(1));
-  const answer = cannedAnswer(e);
-  const later = (value) =>
-    DELAY_MS > 0 ? new Promise((resolve) => setTimeout(() => resolve(value()), DELAY_MS)) : Promise.resolve(value());
-  return {
-    kind: 'http',
-    call(method, params) {
-      JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
-      if (method === 'initialize') {
-        return Promise.resolve({ protocolVersion: 1, server: { name: `mem-${e}`, version: '1' }, capabilities: CAPS });
-      }
-      return later(() => (method === 'retrieve' ? JSON.parse(answer) : {}));
-    },
-    notify() {},
-    close: () => Promise.resolve(),
-  };
-}
-
-async function build(distDir, observed = values.observed) {
-  const load = (file) => import(pathToFileURL(path.join(path.resolve(distDir), file)).href);
-  const { ConfigSchema } = await load('core/config/schema.js');
-  const { Gateway } = await load('core/gateway/gateway.js');
-  const { Session } = await load('core/session/session.js');
-  const { silentLogger } = await load('node/observability/log.js');
-  // What the CLI installs (native cursor digests), when this build has them.
-  await load('node/crypto/cursor-digests.js').then(
-    async (m) => (await load('core/federation/cursor.js')).useCursorDigests(m.nodeCursorDigests),
-    () => undefined,
-  );
-  const config = ConfigSchema.parse({
-    engines: Array.from({ length: Number(values.engines) }, (_, i) => ({
-      id: `e${i}`,
-      transport: 'http',
-      url: `http://e${i}.invalid/rcp`,
-    })),
-    gateway: { logLevel: 'silent' },
+async function build(dist, observed = values.observed) {
+  const subject = await buildMemoryGateway({
+    dist,
+    engines: Number(values.engines),
+    hits: HITS,
+    delayMs: DELAY_MS,
+    observed,
+    logLevel: values['log-level'],
+    meta: values.meta,
   });
-  let service;
-  let sessionOptions = {};
-  let gateway;
-  if (observed) {
-    const { Operations } = await load('node/operations.js');
-    const { default: pino } = await import('pino');
-    // The request line's time as the gateway makes it (createLogger's isoTime, once per ms), where
-    // the build has it; pino's own (a Date and an ISO string per line) in an older build.
-    const { isoTime = pino.stdTimeFunctions.isoTime } = await load('node/observability/log.js').catch(() => ({}));
-    const logger = pino(
-      { level: values['log-level'], base: { svc: 'rcp-gateway' }, timestamp: isoTime },
-      pino.destination({ dest: '/dev/null', sync: false }),
-    );
-    const ops = new Operations(config, logger);
-    gateway = new Gateway(config, { logger, hooks: ops.hooks, transports: memoryTransports });
-    service = ops.attach(gateway);
-    sessionOptions = ops.sessionOptions();
-  } else {
-    gateway = new Gateway(config, { logger: silentLogger(), transports: memoryTransports });
-    service = gateway;
-  }
-  await gateway.start();
-  let id = 0;
-  const one = async () => {
-    const session = new Session(service, { transport: 'http', stateless: true, ...sessionOptions });
-    const params = { query: 'rank fusion', k: 10 };
-    if (values.meta !== undefined) params._meta = JSON.parse(values.meta);
-    const value = { jsonrpc: '2.0', id: ++id, method: 'retrieve', params };
-    const text = JSON.stringify(await session.handle({ value, headers: {} }));
-    if (!text.includes('"hits":[{')) throw new Error(`unexpected answer: ${text.slice(0, 300)}`);
-  };
-  const name = path.relative(process.cwd(), path.resolve(distDir)) || distDir;
-  return { name: observed ? `${name} (observed)` : name, gateway, one, cpu: 0, done: 0 };
+  return { ...subject, cpu: 0, done: 0 };
 }
 
 async function drive(subject, ms) {

@@ -79,10 +79,10 @@ export async function startBare(engineUrls, { nodeArgs } = {}) {
 }
 
 /** The spec floor (bare fan-out plus the work RCP/1 requires of a gateway) in front of `engineUrls`. */
-export async function startSpecFloor(engineUrls, { skip = [], args: extra = [] } = {}) {
+export async function startSpecFloor(engineUrls, { skip = [], args: extra = [], nodeArgs } = {}) {
   const args = ['--engines', engineUrls.join(','), ...extra];
   if (skip.length > 0) args.push('--skip', skip.join(','));
-  const started = await forkListening('bench/lib/spec-floor.js', args);
+  const started = await forkListening('bench/lib/spec-floor.js', args, nodeArgs);
   return { ...started, url: started.message.url };
 }
 

@@ -2,8 +2,12 @@
  * The benchmark harness must not rot: run it with tiny durations (`--smoke`, nothing appended to
  * bench/RESULTS.md) and check that it printed every figure. Timing itself is not asserted.
  */
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { runScript } from './run-script.js';
+
+/** bench/instructions.js counts under valgrind (.ci/run installs it); without it the smoke shows as skipped. */
+const HAS_VALGRIND = spawnSync('valgrind', ['--version']).status === 0;
 
 const SCENARIOS = [
   'A client → engine',
@@ -111,6 +115,27 @@ describe('bench harness (smoke)', () => {
     );
     expect(out, out).toMatch(/^ratio dist ÷ dist: [\d.]+$/m);
   }, 60_000);
+
+  it.skipIf(!HAS_VALGRIND)(
+    'the instruction count runs a build against another under valgrind and prints both and their ratio',
+    async () => {
+      const { code, out } = await runScript('bench/instructions.js', [
+        '--engines',
+        '1',
+        '--observed',
+        '--warmup',
+        '20',
+        '--requests',
+        '10',
+        '--against',
+        'dist',
+      ]);
+      expect(code, out).toBe(0);
+      expect(out, out).toMatch(/^instructions \(1 engine\(s\), observed, 10 requests after 20\) dist: [\d,]+ per request$/m);
+      expect(out, out).toMatch(/^ratio dist ÷ dist: [\d.]+$/m);
+    },
+    300_000,
+  );
 
   it('the allocation profile prints bytes per request for the gateway and the bare proxy', async () => {
     const { code, out } = await runScript('bench/allocation.js', ['--seconds', '1', '--warmup', '1', '--top', '5']);

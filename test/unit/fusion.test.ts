@@ -135,6 +135,31 @@ describe('dedup, merge and origin tags (§16.3)', () => {
     expect(dedupKey({ id: 'n', score: 1 }, 'content-hash')).toBe('id:n');
   });
 
+  it('writes the origin tags after the meta it keeps, in one order whether or not engines sent meta', () => {
+    const tags = ['engine', 'bodyEngine', 'engineRank', 'engineScore', 'fusedScore'];
+    const keys = (hit: EngineHit | undefined): string[] => Object.keys(meta(hit));
+    // No engine sent meta: the tags alone (`engines` when several engines found the hit).
+    const bare = fuse([list('a', [{ id: 'x' }, { id: 'y' }]), list('b', [{ id: 'y' }])], 'rrf', opts());
+    expect(keys(bare.hits.find((h) => h.id === 'x'))).toEqual(tags);
+    expect(keys(bare.hits.find((h) => h.id === 'y'))).toEqual([...tags, 'engines']);
+    expect(meta(bare.hits.find((h) => h.id === 'y')).engines).toEqual([
+      { engine: 'a', rank: 2, score: 99 },
+      { engine: 'b', rank: 1, score: 100 },
+    ]);
+    // The kept body's meta first (a spoofed tag is overwritten in place), then another copy's new keys, then the tags.
+    const kept = fuse(
+      [list('a', [{ id: 'o' }, { id: 'y', meta: { year: 1962 } }]), list('b', [{ id: 'y', meta: { engine: 'spoofed', lang: 'en' } }])],
+      'rrf',
+      opts(),
+    );
+    const y = kept.hits.find((h) => h.id === 'y');
+    expect(keys(y)).toEqual(['engine', 'lang', 'year', ...tags.slice(1), 'engines']);
+    expect(meta(y).engine).toBe('b');
+    // Only a collapsed copy sent meta (not the kept body): its keys, then the tags.
+    const other = fuse([list('a', [{ id: 'y' }]), list('b', [{ id: 'o' }, { id: 'y', meta: { lang: 'fr' } }])], 'rrf', opts());
+    expect(keys(other.hits.find((h) => h.id === 'y'))).toEqual(['lang', ...tags, 'engines']);
+  });
+
   it('keeps the body of the best-ranked origin, never the longer one, and merges meta', () => {
     // §16.3's "richest body" is a SHOULD; choosing by length let any engine replace another's
     // text and citation by repeating its id, so the best-ranked origin's body is kept.

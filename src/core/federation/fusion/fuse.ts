@@ -1,8 +1,9 @@
 /**
  * Fusion of per-engine ranked lists (§16.3), pure. RRF is the default and always legal;
  * weighted (per-engine min-max) and convex (min anchored at the advertised `scoreFloor`) use
- * normalised scores. One scoring pass, then the best `k` in order (a bounded heap when `k` is a
- * small share of the candidates, else one sort).
+ * normalised scores. One scoring pass, then the best `k` in order (insertion into the best so far
+ * for a page-sized `k`, a bounded heap when a larger `k` is a small share of the candidates, else
+ * one sort).
  */
 import { dedupKey, spacedId } from './dedup.js';
 import { absorb, compareEntries, finalizeHit, type FusedEntry } from './merge.js';
@@ -59,7 +60,7 @@ export function fuse(unordered: readonly RankedList[], method: FusionMethod, opt
     if (own !== undefined) return own;
   }
   // Engine-id order, so sums, merges and tags never depend on the order engines answered in.
-  const lists = [...unordered].sort((a, b) => compareCodePoints(a.engine, b.engine));
+  const lists = inEngineOrder(unordered);
   const notes: string[] = [];
   let applied: FusionMethod = method;
   if (method === 'convex' && lists.some((list) => list.scoreFloor === undefined)) {
@@ -114,7 +115,9 @@ export function fuse(unordered: readonly RankedList[], method: FusionMethod, opt
         entry.group = group;
         entry.fused += contribution;
         entry.weightSum += list.weight;
-        (entry.more ??= []).push(l, rank);
+        // A literal of two: `[]` and a first push would reserve 17 slots.
+        if (entry.more === undefined) entry.more = [l, rank];
+        else entry.more.push(l, rank);
         absorb(entry, hit, rank, list.weight);
       }
     }
@@ -192,9 +195,21 @@ function contributionOf(lists: readonly RankedList[], l: number, rank: number): 
   return { engine: list.engine, rank, score: list.hits[rank - 1]!.score, weight: list.weight };
 }
 
+/** `lists` sorted by engine id: the array itself when it already is (no copy, no sort). */
+function inEngineOrder(lists: readonly RankedList[]): readonly RankedList[] {
+  for (let i = 1; i < lists.length; i++) {
+    if (compareCodePoints(lists[i - 1]!.engine, lists[i]!.engine) > 0) {
+      return [...lists].sort((a, b) => compareCodePoints(a.engine, b.engine));
+    }
+  }
+  return lists;
+}
+
 function toEntry(acc: Accumulator, lists: readonly RankedList[]): FusedEntry {
-  const contributions = [contributionOf(lists, acc.list, acc.rank)];
-  if (acc.more) for (let j = 0; j < acc.more.length; j += 2) contributions.push(contributionOf(lists, acc.more[j]!, acc.more[j + 1]!));
+  const more = acc.more;
+  const contributions: FusedEntry['contributions'] = new Array(more === undefined ? 1 : 1 + more.length / 2);
+  contributions[0] = contributionOf(lists, acc.list, acc.rank);
+  if (more !== undefined) for (let j = 0; j < more.length; j += 2) contributions[1 + j / 2] = contributionOf(lists, more[j]!, more[j + 1]!);
   return {
     key: acc.key,
     hit: acc.hit,
@@ -207,14 +222,19 @@ function toEntry(acc: Accumulator, lists: readonly RankedList[]): FusedEntry {
   };
 }
 
+/** Up to this `k` (a page), the best are kept by insertion (bestByInsertion) rather than a sort or a heap. */
+const INSERTION_K = 32;
+
 /**
  * The first `k` of `all` in §16.3 order, ties kept in arrival order exactly as the stable sort
- * would. For k ≪ n a max-heap of the k best so far (root = the worst of them) rejects most
- * candidates with one comparison instead of sorting all n.
+ * would. For a page-sized k below n, insertion into the k best so far; for a larger k ≪ n, a
+ * max-heap of the k best so far (root = the worst of them); either rejects most candidates with
+ * one comparison instead of sorting all n.
  */
 function bestEntries<T extends Pick<FusedEntry, 'fused' | 'weightSum' | 'hit'>>(all: T[], k: number): T[] {
   const n = all.length;
   if (k <= 0) return [];
+  if (k < n && k <= INSERTION_K) return bestByInsertion(all, k);
   if (k * 4 >= n) return all.sort(compareEntries).slice(0, k);
   // Heap of indices into `all`; the index breaks exact ties as arrival order.
   const worse = (a: number, b: number): boolean => {
@@ -252,4 +272,32 @@ function bestEntries<T extends Pick<FusedEntry, 'fused' | 'weightSum' | 'hit'>>(
   }
   heap.sort((a, b) => (worse(a, b) ? 1 : worse(b, a) ? -1 : 0));
   return heap.map((i) => all[i]!);
+}
+
+/**
+ * The best `k` of `all` (k < all.length, k small), kept best first in an array of at most k.
+ * Candidates arrive in order, so a candidate goes after every kept entry it does not strictly
+ * beat: ties stay in arrival order, as in the stable sort. When k are kept, a candidate that does
+ * not beat the worst of them is out after one comparison, and one that does pushes the worst out.
+ * No comparator calls through the sort builtin (each boxes its number result) and no scratch
+ * arrays: with three engines' pages this is the common case (docs/performance.md).
+ */
+function bestByInsertion<T extends Pick<FusedEntry, 'fused' | 'weightSum' | 'hit'>>(all: readonly T[], k: number): T[] {
+  const top: T[] = [];
+  for (let i = 0; i < all.length; i++) {
+    const candidate = all[i]!;
+    let at = top.length;
+    if (at === k) {
+      if (!(compareEntries(candidate, top[k - 1]!) < 0)) continue;
+      at = k - 1; // the worst kept makes room
+    } else {
+      top.push(candidate);
+    }
+    while (at > 0 && compareEntries(candidate, top[at - 1]!) < 0) {
+      top[at] = top[at - 1]!;
+      at--;
+    }
+    top[at] = candidate;
+  }
+  return top;
 }

@@ -39,13 +39,15 @@ export function absorb(
   rank: number,
   weight: number,
 ): void {
-  if (rank < entry.bodyRank || (rank === entry.bodyRank && weight > entry.bodyWeight)) {
-    (entry.others ??= []).push(entry.hit);
+  const better = rank < entry.bodyRank || (rank === entry.bodyRank && weight > entry.bodyWeight);
+  const other = better ? entry.hit : hit;
+  // A literal of one, not `[]` and a push: an empty array's first push reserves 17 slots.
+  if (entry.others === undefined) entry.others = [other];
+  else entry.others.push(other);
+  if (better) {
     entry.hit = hit;
     entry.bodyRank = rank;
     entry.bodyWeight = weight;
-  } else {
-    (entry.others ??= []).push(hit);
   }
 }
 
@@ -71,26 +73,53 @@ function asObject(value: unknown): JsonObject | undefined {
 export function finalizeHit(entry: FusedEntry): EngineHit {
   const best = bestContribution(entry.contributions);
   const source = asObject(entry.hit.meta);
-  const meta: JsonObject = source ? shallowCopy(source) : {};
-  if (entry.others) {
-    for (const other of entry.others) {
-      const otherMeta = asObject(other.meta);
-      if (!otherMeta) continue;
-      for (const key in otherMeta) if (!(key in meta)) meta[key] = otherMeta[key];
+  let meta: JsonObject;
+  if (source === undefined && !othersHaveMeta(entry.others)) {
+    // No copy sent `meta`: the tags as one literal, in the order the branch below writes them (a
+    // fixed shape, no copy of an empty object grown key by key).
+    meta =
+      entry.contributions.length > 1
+        ? {
+            engine: best.engine,
+            bodyEngine: best.engine,
+            engineRank: best.rank,
+            engineScore: best.score,
+            fusedScore: entry.fused,
+            engines: originsOf(entry.contributions),
+          }
+        : { engine: best.engine, bodyEngine: best.engine, engineRank: best.rank, engineScore: best.score, fusedScore: entry.fused };
+  } else {
+    meta = source ? shallowCopy(source) : {};
+    if (entry.others) {
+      for (const other of entry.others) {
+        const otherMeta = asObject(other.meta);
+        if (!otherMeta) continue;
+        for (const key in otherMeta) if (!(key in meta)) meta[key] = otherMeta[key];
+      }
     }
-  }
-  meta.engine = best.engine;
-  meta.bodyEngine = best.engine; // the body kept is this origin's (absorb keeps the same order)
-  meta.engineRank = best.rank;
-  meta.engineScore = best.score;
-  meta.fusedScore = entry.fused;
-  if (entry.contributions.length > 1) {
-    meta.engines = entry.contributions.map((c) => ({ engine: c.engine, rank: c.rank, score: c.score }));
+    meta.engine = best.engine;
+    meta.bodyEngine = best.engine; // the body kept is this origin's (absorb keeps the same order)
+    meta.engineRank = best.rank;
+    meta.engineScore = best.score;
+    meta.fusedScore = entry.fused;
+    if (entry.contributions.length > 1) meta.engines = originsOf(entry.contributions);
   }
   const hit = shallowCopy(entry.hit);
   hit.score = entry.fused;
   hit.meta = meta;
   return hit;
+}
+
+/** `meta.engines`: every origin of a hit merged from several engines. */
+function originsOf(contributions: readonly Contribution[]): JsonObject[] {
+  return contributions.map((c) => ({ engine: c.engine, rank: c.rank, score: c.score }));
+}
+
+/** Whether any collapsed copy carries a `meta` object to merge. */
+function othersHaveMeta(others: readonly EngineHit[] | undefined): boolean {
+  if (others === undefined) return false;
+  for (const other of others) if (asObject(other.meta) !== undefined) return true;
+  return false;
 }
 
 /** The contribution that names the hit's origin: best rank, then higher weight, then engine id. */
