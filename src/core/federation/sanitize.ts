@@ -20,7 +20,7 @@ export function sanitizeHits(result: JsonObject, limit: number): SanitizedList |
   const raw = result.hits;
   if (!Array.isArray(raw)) return { error: '`hits` is not an array' };
   const hits: EngineHit[] = [];
-  const seen = new Set<string>();
+  const seen = new SeenIds();
   let badId = 0;
   let badScore = 0;
   let duplicates = 0;
@@ -40,12 +40,10 @@ export function sanitizeHits(result: JsonObject, limit: number): SanitizedList |
       badScore++;
       continue;
     }
-    const key = String(id);
-    if (seen.has(key)) {
+    if (!seen.add(String(id))) {
       duplicates++;
       continue;
     }
-    seen.add(key);
     hits.push(cleanHit(item, id, score));
   }
   const problems: string[] = [];
@@ -56,26 +54,76 @@ export function sanitizeHits(result: JsonObject, limit: number): SanitizedList |
   return { hits, problems };
 }
 
+/** Up to this many ids, a scan of the ids kept finds a repeat sooner than a Set would. */
+const SCANNED_IDS = 32;
+
+/**
+ * The stringified ids kept so far. A page of ids is scanned: comparing a fresh id string with a
+ * few dozen others costs less than hashing it into a Set that grows as it fills (with three
+ * engines, the Set was the largest single cost of sanitizing; docs/performance.md). Past
+ * SCANNED_IDS the ids move into a Set, so a long answer stays linear.
+ */
+class SeenIds {
+  private readonly scanned: string[] = [];
+  private hashed: Set<string> | undefined;
+
+  /** Record `id`; false when it was already there. */
+  add(id: string): boolean {
+    const { hashed, scanned } = this;
+    if (hashed !== undefined) {
+      if (hashed.has(id)) return false;
+      hashed.add(id);
+      return true;
+    }
+    for (let i = 0; i < scanned.length; i++) if (scanned[i] === id) return false;
+    scanned.push(id);
+    if (scanned.length > SCANNED_IDS) this.hashed = new Set(scanned);
+    return true;
+  }
+}
+
 /**
  * Keep only fields whose JSON type matches the Hit schema; never mutate the engine's object. A
- * clean hit (the usual case) is checked in one pass over the keys it has, not one lookup per
- * field the schema knows.
+ * clean hit (the usual case) is returned as it is.
  */
 function cleanHit(item: JsonObject, id: string | number, score: number): EngineHit {
-  let clean = true;
-  for (const key in item) {
-    if (!fieldFits(key, item[key])) {
-      clean = false;
-      break;
-    }
-  }
-  if (clean) return item as EngineHit;
+  if (typedFieldsFit(item)) return item as EngineHit;
   const out: EngineHit = { ...item, id, score };
   for (const key of Object.keys(out)) if (!fieldFits(key, out[key])) delete out[key];
   return out;
 }
 
-/** Whether a hit field holds the JSON type the Hit schema gives it (any value for other keys). */
+/**
+ * Whether every field the Hit schema types is absent or of its type (`fieldFits` for each). One
+ * read per field by name, not a walk over the hit's keys: hits of one answer share a shape, so each
+ * read is a cached lookup, present or absent, where a `for…in` walk reads each key generically
+ * (docs/performance.md). An own field holding `undefined` (JSON has none; an in-process engine
+ * could make one) reads as absent here and is kept; `JSON.stringify` leaves it out of the answer.
+ */
+function typedFieldsFit(item: JsonObject): boolean {
+  const { text, modality, unit, meta, citation, provenance, trust, chunk, scores, content, vector, confidence, level } = item;
+  return (
+    (text === undefined || typeof text === 'string') &&
+    (modality === undefined || typeof modality === 'string') &&
+    (unit === undefined || typeof unit === 'string') &&
+    (meta === undefined || isJsonObject(meta)) &&
+    (citation === undefined || isJsonObject(citation)) &&
+    (provenance === undefined || isJsonObject(provenance)) &&
+    (trust === undefined || isJsonObject(trust)) &&
+    (chunk === undefined || isJsonObject(chunk)) &&
+    (scores === undefined || isJsonObject(scores)) &&
+    (content === undefined || Array.isArray(content)) &&
+    (vector === undefined || Array.isArray(vector)) &&
+    (confidence === undefined || isUnit(confidence)) &&
+    (level === undefined || (Number.isSafeInteger(level) && (level as number) >= 0))
+  );
+}
+
+/**
+ * Whether a hit field holds the JSON type the Hit schema gives it (any value for other keys): the
+ * rule `typedFieldsFit` reads by name, key by key for cleaning a copy. Both are held to one
+ * reference by test/unit/sanitize-hits.test.ts.
+ */
 function fieldFits(key: string, value: unknown): boolean {
   switch (key) {
     case 'text':
