@@ -226,6 +226,41 @@ describe('dedup, merge and origin tags (§16.3)', () => {
 });
 
 describe('weighted min-max and convex (§16.3)', () => {
+  it('normalises scores an engine spreads to the ends of the number range without NaN', () => {
+    // `max - min` of ±1.7e308 overflows to Infinity: the top hit's score became NaN (`null` in the
+    // answer) and pages were no longer prefixes of one order.
+    const hostile = list('a', [
+      { id: 'h0', score: 0 },
+      { id: 'h1', score: 1.7e308 },
+      { id: 'h2', score: -1.7e308 },
+    ]);
+    const other = list('b', [
+      { id: 'g0', score: 10 },
+      { id: 'g1', score: 5 },
+    ]);
+    for (const [method, lists] of [
+      ['weighted', [hostile, other]],
+      [
+        'convex',
+        [
+          { ...hostile, scoreFloor: -1.7e308 },
+          { ...other, scoreFloor: 0 },
+        ],
+      ],
+    ] as const) {
+      const all = fuse(lists, method, opts({ k: Infinity }));
+      expect(all.method).toBe(method);
+      expect(all.hits.every((hit) => Number.isFinite(hit.score) && Number.isFinite(meta(hit).fusedScore))).toBe(true);
+      expect(JSON.stringify(all.hits)).not.toContain('null');
+      // Each engine's top hit normalises to 1: a tie, broken by the smaller id.
+      expect(all.hits.slice(0, 2).map((hit) => [hit.id, hit.score])).toEqual([
+        ['g0', 1],
+        ['h1', 1],
+      ]);
+      for (const k of [1, 2, 3]) expect(fuse(lists, method, opts({ k })).hits).toEqual(all.hits.slice(0, k));
+    }
+  });
+
   const a = list(
     'a',
     [

@@ -97,8 +97,9 @@ function cleanHit(item: JsonObject, id: string | number, score: number): EngineH
  * Whether every field the Hit schema types is absent or of its type (`fieldFits` for each). One
  * read per field by name, not a walk over the hit's keys: hits of one answer share a shape, so each
  * read is a cached lookup, present or absent, where a `for…in` walk reads each key generically
- * (docs/performance.md). An own field holding `undefined` (JSON has none; an in-process engine
- * could make one) reads as absent here and is kept; `JSON.stringify` leaves it out of the answer.
+ * (docs/performance.md). Hits are plain data (JSON's, or an in-process adapter's objects): a read
+ * by name is what the walk saw. An own field holding `undefined` (JSON has none; an adapter could
+ * make one) reads as absent here and is kept; `JSON.stringify` leaves it out of the answer.
  */
 function typedFieldsFit(item: JsonObject): boolean {
   const { text, modality, unit, meta, citation, provenance, trust, chunk, scores, content, vector, confidence, level } = item;
@@ -122,7 +123,7 @@ function typedFieldsFit(item: JsonObject): boolean {
 /**
  * Whether a hit field holds the JSON type the Hit schema gives it (any value for other keys): the
  * rule `typedFieldsFit` reads by name, key by key for cleaning a copy. Both are held to one
- * reference by test/unit/sanitize-hits.test.ts.
+ * reference, over plain data hits, by test/unit/sanitize-hits.test.ts.
  */
 function fieldFits(key: string, value: unknown): boolean {
   switch (key) {

@@ -7,7 +7,7 @@
  * serialisation too; copying key by key and then adding costs ~0.05 µs (docs/performance.md,
  * "CPU diet"). A spread that only overwrites keys the source has stays fast and needs no help.
  *
- * The result is the spread's: own enumerable string keys in order, as data properties. A key
+ * The result is the spread's: own enumerable keys in order, as data properties. A key
  * `__proto__` (JSON.parse makes it an own property) is defined, not assigned, so it stays a
  * plain key and never becomes the copy's prototype.
  */

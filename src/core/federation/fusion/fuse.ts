@@ -29,7 +29,7 @@ const rrfScorer =
 
 /** Per-engine normaliser: min-max over the returned set, or [floor, max] for convex. */
 function normalisedScorer(lists: readonly RankedList[], useFloor: boolean): Scorer {
-  const bounds = new Map<RankedList, { low: number; span: number }>();
+  const bounds = new Map<RankedList, { low: number; span: number; scale: number }>();
   for (const list of lists) {
     let max = -Infinity;
     let min = Infinity;
@@ -38,13 +38,18 @@ function normalisedScorer(lists: readonly RankedList[], useFloor: boolean): Scor
       if (hit.score < min) min = hit.score;
     }
     const low = useFloor && list.scoreFloor !== undefined ? list.scoreFloor : min;
-    bounds.set(list, { low, span: max - low });
+    // An engine's finite scores (or its advertised floor) far apart, such as ±1.7e308, make
+    // `max - low` overflow to Infinity and the top hit's score NaN (a `null` score in the answer,
+    // and no consistent order to page by). Such a range is taken in halves, which cannot overflow;
+    // any other keeps the exact differences (halving a tiny score would round it).
+    const scale = Number.isFinite(max - low) ? 1 : 0.5;
+    bounds.set(list, { low: low * scale, span: max * scale - low * scale, scale });
   }
   return (list, _rank, hit) => {
     const b = bounds.get(list)!;
     // A degenerate range normalises to 1 under min-max (one hit, or all equal: the engine ranks
     // it top) but to 0 under convex, where max = floor means every score sits at the floor.
-    const norm = b.span > 0 ? (hit.score - b.low) / b.span : useFloor ? 0 : 1;
+    const norm = b.span > 0 ? (hit.score * b.scale - b.low) / b.span : useFloor ? 0 : 1;
     return list.weight * Math.min(1, Math.max(0, norm));
   };
 }
@@ -234,7 +239,7 @@ const INSERTION_K = 32;
 function bestEntries<T extends Pick<FusedEntry, 'fused' | 'weightSum' | 'hit'>>(all: T[], k: number): T[] {
   const n = all.length;
   if (k <= 0) return [];
-  if (k < n && k <= INSERTION_K) return bestByInsertion(all, k);
+  if (k < n && k <= INSERTION_K && Number.isInteger(k)) return bestByInsertion(all, k);
   if (k * 4 >= n) return all.sort(compareEntries).slice(0, k);
   // Heap of indices into `all`; the index breaks exact ties as arrival order.
   const worse = (a: number, b: number): boolean => {
