@@ -69,9 +69,14 @@ describe('parsing engine streams', () => {
     expect(result._meta.engines).toEqual(['healthy']);
     expect(result._meta.degraded).toEqual([expect.objectContaining({ engine: 'truncated', reason: 'malformed' })]);
     expect(result.hits.every((h) => h.meta.engine === 'healthy')).toBe(true);
-    // Its progress was relayed while it lasted, and its failure reported as a leg frame.
-    expect(reply.progress.some((p) => (p.message ?? '').includes('engine truncated') && (p.message ?? '').includes('started'))).toBe(true);
+    // Its failure is reported as a leg frame.
     expect(reply.progress.some((p) => /engine truncated failed/.test(p.message ?? ''))).toBe(true);
+    // Its progress is relayed while it lasts. Asked alone: beside another engine, a stage text may
+    // be coalesced away when the other engine's frame follows within the relay's interval (newest
+    // text kept, progress.ts), which made this check depend on timing.
+    const alone = await rpcSse(gw.url, 'retrieve', { query: 'retrieval fusion', k: 3, _meta: only(['truncated']) }, { progressToken: 8 });
+    expect(alone.final?.error?.code).toBe(-32010);
+    expect(alone.progress.some((p) => (p.message ?? '').includes('engine truncated') && (p.message ?? '').includes('started'))).toBe(true);
   });
 
   it('fails the call with -32010 when the only leg’s stream ends without a final frame', async () => {
