@@ -103,27 +103,29 @@ function cleanHit(item: JsonObject, id: string | number, score: number): EngineH
  */
 function typedFieldsFit(item: JsonObject): boolean {
   const { text, modality, unit, meta, citation, provenance, trust, chunk, scores, content, vector, confidence, level } = item;
+  // `fieldFits` with a constant key: each read stays its own cached lookup, and the rules are
+  // stated once (fieldFits), for this check and for cleaning a copy.
   return (
-    (text === undefined || typeof text === 'string') &&
-    (modality === undefined || typeof modality === 'string') &&
-    (unit === undefined || typeof unit === 'string') &&
-    (meta === undefined || isJsonObject(meta)) &&
-    (citation === undefined || isJsonObject(citation)) &&
-    (provenance === undefined || isJsonObject(provenance)) &&
-    (trust === undefined || isJsonObject(trust)) &&
-    (chunk === undefined || isJsonObject(chunk)) &&
-    (scores === undefined || isJsonObject(scores)) &&
-    (content === undefined || Array.isArray(content)) &&
-    (vector === undefined || Array.isArray(vector)) &&
-    (confidence === undefined || isUnit(confidence)) &&
-    (level === undefined || (Number.isSafeInteger(level) && (level as number) >= 0))
+    (text === undefined || fieldFits('text', text)) &&
+    (modality === undefined || fieldFits('modality', modality)) &&
+    (unit === undefined || fieldFits('unit', unit)) &&
+    (meta === undefined || fieldFits('meta', meta)) &&
+    (citation === undefined || fieldFits('citation', citation)) &&
+    (provenance === undefined || fieldFits('provenance', provenance)) &&
+    (trust === undefined || fieldFits('trust', trust)) &&
+    (chunk === undefined || fieldFits('chunk', chunk)) &&
+    (scores === undefined || fieldFits('scores', scores)) &&
+    (content === undefined || fieldFits('content', content)) &&
+    (vector === undefined || fieldFits('vector', vector)) &&
+    (confidence === undefined || fieldFits('confidence', confidence)) &&
+    (level === undefined || fieldFits('level', level))
   );
 }
 
 /**
- * Whether a hit field holds the JSON type the Hit schema gives it (any value for other keys): the
- * rule `typedFieldsFit` reads by name, key by key for cleaning a copy. Both are held to one
- * reference, over plain data hits, by test/unit/sanitize-hits.test.ts.
+ * Whether a hit field holds the JSON type the Hit schema gives it (any value for other keys): read
+ * by name in `typedFieldsFit`, key by key for cleaning a copy. Held to a reference over plain data
+ * hits by test/unit/sanitize-hits.test.ts.
  */
 function fieldFits(key: string, value: unknown): boolean {
   switch (key) {
