@@ -9,7 +9,7 @@ import type { CallContext } from '../service/contract.js';
 import { toClientError, UpstreamError } from '../upstream/errors.js';
 import type { Engine } from '../upstream/engine.js';
 import type { DegradedEntry, FederationContext } from './context.js';
-import { failureOf, legScope, runLeg, type LegFailure, type LegOutcome } from './leg.js';
+import { failureOf, legScope, runLeg, type LegFailure, type LegOutcome, type LegScope } from './leg.js';
 
 export interface LegSuccess {
   engine: Engine;
@@ -54,7 +54,48 @@ function startLegs(plan: FanoutPlan, ctx: CallContext, fed: FederationContext): 
   const scope = legScope(ctx, fed);
   const outcome: FanoutOutcome = { successes: [], failures: [], traceId: scope.trace.traceId, notes: scope.notes };
   fed.hooks.onFanout?.(plan.method, plan.engines.length);
-  const legs: Array<Promise<void>> = [];
+  // The join is a count of legs still out, settled by the last one to finish: one reaction per
+  // leg and no Promise.all (which adds a reaction per leg and one more promise for its result).
+  let out = 0;
+  let settle!: (value: FanoutOutcome) => void;
+  let fail!: (err: unknown) => void;
+  const joined = new Promise<FanoutOutcome>((resolve, reject) => {
+    settle = resolve;
+    fail = reject;
+  });
+  const finished = (engine: Engine, done: LegOutcome): void => {
+    try {
+      recordLeg(plan, outcome, engine, done);
+    } catch (err) {
+      fail(err); // a fault of the gateway's own code (a hook): the fan-out rejects, as Promise.all would
+      return;
+    }
+    if (--out === 0) settle(outcome);
+  };
+  try {
+    startEach(plan, ctx, fed, scope, outcome, (engine, leg) => {
+      out++;
+      leg.then((done) => finished(engine, done), fail);
+    });
+  } catch (err) {
+    // The caller's `paramsFor` threw after some legs were sent: nobody will read `joined`, so a
+    // later fault of one of those legs must not surface as an unhandled rejection.
+    joined.catch(() => undefined);
+    throw err;
+  }
+  if (out === 0) settle(outcome);
+  return joined;
+}
+
+/** Each engine's leg started (`started`), or its failure recorded when no time is left to send it. */
+function startEach(
+  plan: FanoutPlan,
+  ctx: CallContext,
+  fed: FederationContext,
+  scope: LegScope,
+  outcome: FanoutOutcome,
+  started: (engine: Engine, leg: Promise<LegOutcome>) => void,
+): void {
   for (const engine of plan.engines) {
     if (ctx.deadlineAt - performance.now() - fed.settings.deadlineReserveMs <= 0) {
       // Not sent at all: no leg to time or count, only a failure to report.
@@ -67,10 +108,8 @@ function startLegs(plan: FanoutPlan, ctx: CallContext, fed: FederationContext): 
       onLog: plan.onLegLog ? (frame) => plan.onLegLog!(engine, frame) : undefined,
       validate: plan.validate,
     });
-    legs.push(leg.then((done) => recordLeg(plan, outcome, engine, done)));
+    started(engine, leg);
   }
-  // One leg (a single capable engine, a routed call) needs no join: two promises fewer.
-  return (legs.length === 1 ? legs[0]! : Promise.all(legs)).then(() => outcome);
 }
 
 function recordLeg(plan: FanoutPlan, outcome: FanoutOutcome, engine: Engine, leg: LegOutcome): void {

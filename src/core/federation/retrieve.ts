@@ -52,7 +52,8 @@ export async function federatedRetrieve(rawParams: JsonObject, ctx: CallContext,
   const degraded = accountFailures(failures, fed, plan.notes);
   if (lists.length === 0) throw nothingAnswered(failures, degraded, ctx);
   // Stable list order (by engine id) so fusion never depends on arrival order (§16.3).
-  lists.sort(byEngineIdOrder);
+  // (Checked first: the sort builtin allocates scratch even for lists already in order.)
+  if (!inEngineIdOrder(lists)) lists.sort(byEngineIdOrder);
   // The page of the fused result (the first page is the plain fusion's top k) and its cursor.
   const firstAnswers = new Map(outcome.successes.map((s) => [s.engine.id, { result: s.result, asked: plan.legs.get(s.engine)!.k }]));
   const served = servePage(
@@ -173,6 +174,11 @@ function collectLists(
     lists.push(answers.list(success.engine, clean.hits));
   }
   return { lists, failures, candidates };
+}
+
+function inEngineIdOrder(lists: readonly RankedList[]): boolean {
+  for (let i = 1; i < lists.length; i++) if (byEngineIdOrder(lists[i - 1]!, lists[i]!) > 0) return false;
+  return true;
 }
 
 /** Lists in engine-id order, so fusion never depends on the order engines answered in (§16.3). */
