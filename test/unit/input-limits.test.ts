@@ -73,6 +73,37 @@ describe('HTTP envelope', () => {
     expect(methodFromPath('/rcp/index/add', '/rcp')).toBe('index/add');
     expect(methodFromPath('/rcp', '/rcp')).toBeUndefined();
     expect(methodFromPath('/rcp/%E0%A4%A', '/rcp')).toBeNull();
+    expect(methodFromPath('/rcp///retrieve', '/rcp')).toBe('retrieve');
+    expect(methodFromPath('/rcp///', '/rcp')).toBeUndefined();
+    expect(methodFromPath('/rcp/index%2Fadd', '/rcp')).toBe('index/add');
+  });
+
+  it('gives what the plain definitions give, fast paths included (differential, generated inputs)', () => {
+    // The definitions the fast paths must agree with.
+    const plainJsonType = (type: string): boolean => type.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
+    const plainMethod = (path: string, base: string): string | undefined | null => {
+      const rest = path.slice(base.length).replace(/^\/+/, '');
+      if (rest.length === 0) return undefined;
+      try {
+        return decodeURIComponent(rest);
+      } catch {
+        return null;
+      }
+    };
+    const pieces = ['/', '/', '%', '%2F', '%E0', '%A4', 'a', 'Z', ' ', ';', 'application', '/json', 'JSON', 'retrieve', 'x', '.'];
+    let seed = 7;
+    const next = (n: number): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed % n;
+    };
+    const text = (): string => Array.from({ length: next(7) }, () => pieces[next(pieces.length)]).join('');
+    for (let i = 0; i < 3_000; i++) {
+      const type = i % 3 === 0 ? 'application/json' + text() : text();
+      expect(isJsonMediaType(type), type).toBe(plainJsonType(type));
+      const base = ['', '/rcp', '/a/b'][i % 3]!;
+      const path = base + text();
+      expect(methodFromPath(path, base), path).toBe(plainMethod(path, base));
+    }
   });
 });
 

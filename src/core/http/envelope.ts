@@ -121,8 +121,12 @@ export function atCapacity(retryAfterMs: number): HttpReply {
  * path that does not percent-decode → null (answered 400, never a 500).
  */
 export function methodFromPath(path: string, base: string): string | undefined | null {
-  const rest = path.slice(base.length).replace(/^\/+/, '');
-  if (rest.length === 0) return undefined;
+  let from = base.length;
+  while (path.charCodeAt(from) === 0x2f /* / */) from++;
+  if (from >= path.length) return undefined;
+  const rest = path.slice(from);
+  // Nothing to decode without a `%` (decodeURIComponent would return the same text).
+  if (!rest.includes('%')) return rest;
   try {
     return decodeURIComponent(rest);
   } catch {
@@ -143,6 +147,8 @@ export function envelopeFault(status: 400 | 408 | 415, detail: string): HttpRepl
  */
 export function isJsonMediaType(contentType: string | undefined): boolean {
   if (contentType === undefined) return false;
+  // What nearly every client sends, answered without the split, trim and lower-casing below.
+  if (contentType === 'application/json') return true;
   return contentType.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
 }
 

@@ -98,7 +98,10 @@ export class ObservedService implements RcpService {
     if (!logger.isLevelEnabled('info')) return;
     const query = info.ctx ? this.queries.get(info.ctx) : undefined;
     const logQueries = this.options.logQueries();
-    this.lines.add(() => requestLine(info, { logQueries, degraded, ...(query !== undefined ? { query } : {}) }));
+    // Built as one literal (a spread of an optional key allocates twice); `query` set only when kept.
+    const extra: { query?: string; logQueries: boolean; degraded: typeof degraded } = { logQueries, degraded };
+    if (query !== undefined) extra.query = query;
+    this.lines.add(() => requestLine(info, extra));
   };
 
   /** Write the request lines still queued for this turn (shutdown: before the logger's own flush). */

@@ -73,7 +73,9 @@ export function nodeExchange(
     principal,
     readBody: (maxBytes) => readIncoming(incoming, maxBytes, reading.idleMs, reading.observer),
     onClientGone: (gone) => {
-      outgoing.once('close', () => {
+      // `on`, not `once`: a response closes once, and `once` would add a wrapper and a removal per request.
+      // (Were 'close' ever emitted twice, `gone` aborts a session, which is idempotent.)
+      outgoing.on('close', () => {
         if (!outgoing.writableFinished) gone();
       });
     },
