@@ -137,6 +137,29 @@ describe('bench harness (smoke)', () => {
     300_000,
   );
 
+  it.skipIf(!HAS_VALGRIND)(
+    'the wire instruction count runs the gateway process against the bare proxy under valgrind and prints both and their ratio',
+    async () => {
+      const { code, out } = await runScript('bench/wire-instructions.js', [
+        '--engines',
+        '1',
+        '--warmup',
+        '100',
+        '--requests',
+        '50',
+        '--against',
+        'bare',
+      ]);
+      expect(code, out).toBe(0);
+      // The plumbing only: after so short a warm-up the gateway still compiles, and a difference of two
+      // counts this small can even come out negative (the defaults warm up 6,000 requests).
+      expect(out, out).toMatch(/^wire instructions \(1 engine\(s\), 50 requests after 100\) dist: -?[\d,]+ per request$/m);
+      expect(out, out).toMatch(/^wire instructions \(1 engine\(s\), 50 requests after 100\) bare: -?[\d,]+ per request$/m);
+      expect(out, out).toMatch(/^ratio dist ÷ bare: -?[\d.]+$/m);
+    },
+    300_000,
+  );
+
   it('the allocation profile prints bytes per request for the gateway and the bare proxy', async () => {
     const { code, out } = await runScript('bench/allocation.js', ['--seconds', '1', '--warmup', '1', '--top', '5']);
     expect(code, out).toBe(0);

@@ -1,0 +1,214 @@
+#!/usr/bin/env node
+/**
+ * Instructions per request of whole server processes on the wire, counted under valgrind: the
+ * gateway as `serve` runs it (dist/cli/main.js, real engine processes over loopback, HTTP load
+ * from this process), the bare proxy or the spec floor. Where bench/instructions.js prices the
+ * gateway's own code in memory, this prices everything the process does for a request: node's
+ * HTTP server, undici, JSON, the garbage collector and the gateway, so its ratio to the bare
+ * proxy is the CPU target's ratio without the kernel and without the host's speed in it.
+ *
+ *   node bench/wire-instructions.js [--engines 1] [--dist DIR] [--against bare|floor|DIR]
+ *        [--warmup 6000] [--requests 1000] [--connections 8] [--gateway JSON]
+ *   node bench/wire-instructions.js --profile [--engines 1] [--dist DIR|bare|floor] [--top 40]
+ *
+ * Count (default): each server runs twice after the same warm-up, once with `--requests` more
+ * requests and once with twice as many; the difference over `--requests` is a settled request's
+ * cost (start-up, warm-up and exit cancel out). Both servers run side by side. The load keeps the
+ * same connections from warm-up to the end (new ones re-tier node's code and put compilation in
+ * the count). An A/A pair at the defaults comes out within about 2 %; after a short warm-up the
+ * gateway is still compiling, and a difference of two counts can come out anywhere, even negative.
+ *
+ * Profile (`--profile`): one server under callgrind, counters zeroed after the warm-up and dumped
+ * after `--requests`; instructions per request by origin (JSON, the garbage collector, V8's
+ * runtime and inline caches, node, undici, the gateway's files) and by function, JIT code named
+ * from V8's perf map (`--perf-basic-prof`).
+ *
+ * Needs valgrind; prints why and exits 0 without it. Slow (valgrind runs node ~40× slower): a
+ * count pair takes two to four minutes at the defaults, a profile about as long.
+ */
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Pool } from 'undici';
+import { ROOT, startEngines } from './lib/procs.js';
+import { summarizeCallgrind } from './lib/callgrind.js';
+
+const { values } = parseArgs({
+  options: {
+    engines: { type: 'string', default: '1' },
+    dist: { type: 'string', default: path.join(ROOT, 'dist') },
+    against: { type: 'string' },
+    warmup: { type: 'string', default: '6000' },
+    requests: { type: 'string', default: '1000' },
+    connections: { type: 'string', default: '8' },
+    gateway: { type: 'string', default: '{}' },
+    profile: { type: 'boolean', default: false },
+    top: { type: 'string', default: '40' },
+    'node-flags': {
+      type: 'string',
+      default: '--predictable --expose-gc --min-semi-space-size=16 --max-semi-space-size=16 --initial-old-space-size=512',
+    },
+  },
+});
+
+if (spawnSync('valgrind', ['--version']).status !== 0) {
+  process.stdout.write('wire instructions: valgrind is not installed here (apt-get install valgrind); nothing counted\n');
+  process.exit(0);
+}
+
+const engines = await startEngines(Number(values.engines));
+const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'retrieve', params: { query: 'rank fusion', k: 10 } });
+
+/** The server's command line: the bare proxy, the spec floor, or a gateway build's CLI. */
+function serverArgs(server, dir) {
+  if (server === 'bare' || server === 'floor') {
+    return [path.join(ROOT, `bench/lib/${server === 'bare' ? 'bare' : 'spec-floor'}.js`), '--engines', engines.urls.join(',')];
+  }
+  const config = path.join(dir, 'gateway.json');
+  const entries = engines.urls.map((url, i) => ({ id: `e${i}`, transport: 'http', url }));
+  writeFileSync(config, JSON.stringify({ engines: entries, gateway: JSON.parse(values.gateway) }));
+  return [path.resolve(server, 'cli/main.js'), 'serve', '--config', config, '--port', '0'];
+}
+
+/** Start `server` under a valgrind tool; resolves with its child process and RCP base URL. */
+function startUnder(tool, server, dir, extraNodeFlags = []) {
+  const child = spawn(
+    'valgrind',
+    [...tool, process.execPath, ...values['node-flags'].split(' ').filter(Boolean), ...extraNodeFlags, ...serverArgs(server, dir)],
+    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const output = { err: '' };
+  let out = '';
+  child.stderr.setEncoding('utf8');
+  child.stdout.setEncoding('utf8');
+  const url = new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${server} exited (${code}) under valgrind:\n${output.err.slice(-3000)}`)));
+    // The gateway prints `listening on <url>` on stderr; the bench servers `{"listening":"<url>"}` on stdout.
+    child.stderr.on('data', (chunk) => {
+      output.err = (output.err + chunk).slice(-20_000);
+      const match = /listening on (http:\/\/\S+)\s/.exec(output.err); // whole: a chunk may end mid-URL
+      if (match) resolve(match[1]);
+    });
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      const match = /"listening":"(http:\/\/[^"]+)"/.exec(out);
+      if (match) resolve(match[1]);
+    });
+  });
+  return { child, url, output };
+}
+
+/** `count` retrieve requests, `--connections` at a time, over `pool` (kept by the caller). */
+async function drive(pool, base, count) {
+  let left = count;
+  let wrong = 0;
+  await Promise.all(
+    Array.from({ length: Number(values.connections) }, async () => {
+      while (left-- > 0) {
+        const answer = await pool.request({
+          path: `${base}/retrieve`,
+          method: 'POST',
+          body,
+          headers: { 'content-type': 'application/json' },
+        });
+        if (!(await answer.body.text()).includes('"hits":[{')) wrong++;
+      }
+    }),
+  );
+  if (wrong > 0) throw new Error(`${wrong} answers without hits`);
+}
+
+async function loaded(url, phases) {
+  const { origin, pathname } = new URL(url);
+  // One pool for the whole run: the same connections from warm-up to the end.
+  const pool = new Pool(origin, { connections: Number(values.connections) });
+  try {
+    for (const phase of phases) await phase((count) => drive(pool, pathname.replace(/\/$/, ''), count));
+  } finally {
+    await pool.close();
+  }
+}
+
+function stop(child) {
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  return exited;
+}
+
+/** Instructions valgrind counted for `server` with `measured` requests after the warm-up. */
+async function countRun(server, measured) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'rcp-wire-'));
+  try {
+    const { child, url, output } = startUnder(
+      ['--tool=cachegrind', '--cache-sim=no', `--cachegrind-out-file=${path.join(dir, 'out')}`],
+      server,
+      dir,
+    );
+    await loaded(await url, [(drive) => drive(Number(values.warmup)), (drive) => drive(measured)]);
+    child.removeAllListeners('exit');
+    await stop(child);
+    const refs = /I\s+refs:\s+([\d,]+)/.exec(output.err);
+    if (!refs) throw new Error(`no count from valgrind:\n${output.err.slice(-3000)}`);
+    return Number(refs[1].replaceAll(',', ''));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function perRequest(server) {
+  const n = Number(values.requests);
+  const once = await countRun(server, n);
+  const twice = await countRun(server, 2 * n);
+  return (twice - once) / n;
+}
+
+const nameOf = (server) =>
+  server === 'bare' || server === 'floor' ? server : path.relative(process.cwd(), path.resolve(server)) || server;
+
+try {
+  if (values.profile) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'rcp-wire-profile-'));
+    try {
+      const out = path.join(dir, 'callgrind.out');
+      const { child, url } = startUnder(['--tool=callgrind', '--dump-instr=yes', `--callgrind-out-file=${out}`], values.dist, dir, [
+        '--perf-basic-prof',
+      ]);
+      await loaded(await url, [
+        (drive) => drive(Number(values.warmup)),
+        async (drive) => {
+          execFileSync('callgrind_control', ['-z', String(child.pid)], { stdio: 'ignore' });
+          await drive(Number(values.requests));
+          execFileSync('callgrind_control', ['-d', String(child.pid)], { stdio: 'ignore' });
+        },
+      ]);
+      child.removeAllListeners('exit');
+      await stop(child);
+      const perfMap = `/tmp/perf-${child.pid}.map`;
+      const summary = summarizeCallgrind(readFileSync(`${out}.1`, 'utf8'), readFileSync(perfMap, 'utf8'), Number(values.requests));
+      rmSync(perfMap, { force: true });
+      const k = (n) => `${(n / 1000).toFixed(1).padStart(8)}k`;
+      process.stdout.write(
+        `wire instruction profile (${values.engines} engine(s), ${values.requests} requests after ${values.warmup}) ${nameOf(values.dist)}: ${k(summary.total)} per request\n`,
+      );
+      process.stdout.write('by origin:\n');
+      for (const [name, n] of summary.origins.slice(0, 25)) process.stdout.write(`${k(n)}  ${name}\n`);
+      process.stdout.write('by function:\n');
+      for (const [name, n] of summary.functions.slice(0, Number(values.top))) process.stdout.write(`${k(n)}  ${name.slice(0, 150)}\n`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  } else {
+    const servers = [values.dist, ...(values.against ? [values.against] : [])];
+    const label = `${values.engines} engine(s), ${values.requests} requests after ${values.warmup}`;
+    const counts = await Promise.all(servers.map((server) => perRequest(server)));
+    servers.forEach((server, i) => {
+      process.stdout.write(`wire instructions (${label}) ${nameOf(server)}: ${Math.round(counts[i]).toLocaleString('en')} per request\n`);
+    });
+    if (counts.length === 2)
+      process.stdout.write(`ratio ${nameOf(servers[0])} ÷ ${nameOf(servers[1])}: ${(counts[0] / counts[1]).toFixed(4)}\n`);
+  }
+} finally {
+  await engines.stop();
+}
