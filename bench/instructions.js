@@ -18,13 +18,14 @@
  * Needs valgrind (`apt-get install valgrind`); prints why and exits 0 without it. Slow: valgrind
  * runs node ~40× slower, so a build takes a few minutes at the defaults.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { buildMemoryGateway } from './lib/memory-gateway.js';
+import { COUNTING_NODE_FLAGS, hasValgrind } from './lib/valgrind.js';
 import { ROOT } from './lib/procs.js';
 
 const { values } = parseArgs({
@@ -38,7 +39,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '32' },
     'node-flags': {
       type: 'string',
-      default: '--predictable --expose-gc --min-semi-space-size=16 --max-semi-space-size=16 --initial-old-space-size=512',
+      default: COUNTING_NODE_FLAGS,
     },
     // Internal: run the workload itself (under valgrind) and exit.
     child: { type: 'string' },
@@ -84,7 +85,7 @@ async function runWorkload(measured) {
   collect();
 }
 
-if (spawnSync('valgrind', ['--version']).status !== 0) {
+if (!hasValgrind()) {
   process.stdout.write('instructions: valgrind is not installed here (apt-get install valgrind); nothing counted\n');
   process.exit(0);
 }

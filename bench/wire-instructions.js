@@ -29,12 +29,13 @@
  * Needs valgrind; prints why and exits 0 without it. Slow (valgrind runs node ~40× slower): a
  * count pair takes two to four minutes at the defaults, a profile about as long.
  */
-import { spawn, spawnSync, execFileSync } from 'node:child_process';
+import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
+import { COUNTING_NODE_FLAGS, hasValgrind } from './lib/valgrind.js';
 import { ROOT, startEngines } from './lib/procs.js';
 import { summarizeCallgrind } from './lib/callgrind.js';
 
@@ -51,12 +52,12 @@ const { values } = parseArgs({
     top: { type: 'string', default: '40' },
     'node-flags': {
       type: 'string',
-      default: '--predictable --expose-gc --min-semi-space-size=16 --max-semi-space-size=16 --initial-old-space-size=512',
+      default: COUNTING_NODE_FLAGS,
     },
   },
 });
 
-if (spawnSync('valgrind', ['--version']).status !== 0) {
+if (!hasValgrind()) {
   process.stdout.write('wire instructions: valgrind is not installed here (apt-get install valgrind); nothing counted\n');
   process.exit(0);
 }
