@@ -1,7 +1,8 @@
 /**
  * Fan-out of one read method to several engines (§16.2): per-leg params, progress and log
- * routing; every leg runs through `runLeg` (leg.ts). Collects successes and failures without
- * ever rejecting; then the §16.2 accounting of what failed.
+ * routing; every leg runs through `runLeg` (leg.ts). Collects successes and failures (it rejects
+ * only for a fault of the gateway's own code or of a caller's hook); then the §16.2 accounting of
+ * what failed.
  */
 import { ErrorCode, RcpError } from '../protocol/errors.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
@@ -78,8 +79,9 @@ function startLegs(plan: FanoutPlan, ctx: CallContext, fed: FederationContext): 
       leg.then((done) => finished(engine, done), fail);
     });
   } catch (err) {
-    // The caller's `paramsFor` threw after some legs were sent: nobody will read `joined`, so a
-    // later fault of one of those legs must not surface as an unhandled rejection.
+    // The caller's `paramsFor` (or an `onLegDone` hook) threw after some legs were sent: nobody
+    // will read `joined`, so a later fault of one of those legs must not surface as an unhandled
+    // rejection.
     joined.catch(() => undefined);
     throw err;
   }

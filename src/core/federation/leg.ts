@@ -119,6 +119,8 @@ function legCall(scope: LegScope, engine: Engine, method: string, params: JsonOb
   const { ctx, fed, trace, forward } = scope;
   return {
     method,
+    // Not copied here: each attempt copies them (the deadline layer), so the caller hands over a
+    // params object it does not change afterwards (paramsFor builds one per leg).
     params,
     // Set in each attempt's params by the deadline layer, with the time that attempt has left.
     meta: { federation: forward, traceId: trace.traceId },

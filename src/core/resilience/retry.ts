@@ -146,7 +146,8 @@ export function isRetryable(err: unknown, method: string, idempotent = false): e
  */
 export function withRetry<T>(attempt: () => Promise<T>, guard: RetryGuard): Promise<T> {
   guard.budget?.recordCall();
-  // Plain promise chaining, not async/await: one reaction to the attempt's promise and nothing else.
+  // Plain promise chaining, not async/await: on the happy path (every leg of every request) this
+  // adds one reaction to the attempt's promise and nothing else.
   return attempt().then(undefined, (err: unknown) => retryAfterFailure(err, attempt, guard));
 }
 
@@ -199,28 +200,22 @@ export interface RetryPolicy {
 }
 
 /**
- * The retry layer: a call that carries a policy is retried by `withRetry`'s rules (its steps
- * inlined, so the guard is built only after a failure). The call's `deadlineAt` already excludes
- * the gateway's reserve, so the guard reserves nothing more.
+ * The retry layer: a call that carries a policy is retried by `withRetry`'s rules. The call's
+ * `deadlineAt` already excludes the gateway's reserve, so the guard reserves nothing more.
  */
 export const retryLayer: Layer = (next) => (call) => {
   const policy = call.retry;
   if (!policy) return next(call);
-  // Plain promise chaining, with the guard and the retried attempt built only once a first attempt
-  // failed: the happy path (every leg of every request) is one count and one reaction.
-  policy.budget?.recordCall();
-  return next(call).then(undefined, (err: unknown) =>
-    retryAfterFailure(err, () => next(call), {
-      method: call.method,
-      idempotent: policy.idempotent ?? false,
-      deadlineAt: call.deadlineAt,
-      signal: call.signal,
-      budget: policy.budget,
-      reserveMs: 0,
-      backoffMs: policy.backoffMs,
-      onDecision: policy.onDecision,
-    }),
-  );
+  return withRetry(() => next(call), {
+    method: call.method,
+    idempotent: policy.idempotent ?? false,
+    deadlineAt: call.deadlineAt,
+    signal: call.signal,
+    budget: policy.budget,
+    reserveMs: 0,
+    backoffMs: policy.backoffMs,
+    onDecision: policy.onDecision,
+  });
 };
 
 /** A one-line `usage.notes` entry for a retry decision. */

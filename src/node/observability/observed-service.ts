@@ -98,7 +98,7 @@ export class ObservedService implements RcpService {
     if (!logger.isLevelEnabled('info')) return;
     const query = info.ctx ? this.queries.get(info.ctx) : undefined;
     const logQueries = this.options.logQueries();
-    // Built as one literal (a spread of an optional key allocates twice); `query` set only when kept.
+    // A literal with `query` added only when kept (a spread of an optional key allocates twice).
     const extra: { query?: string; logQueries: boolean; degraded: typeof degraded } = { logQueries, degraded };
     if (query !== undefined) extra.query = query;
     this.lines.add(() => requestLine(info, extra));

@@ -59,9 +59,11 @@ export class AnswerReader implements Dispatcher.DispatchHandler {
 
   /**
    * Start the call's clock (`timeoutMs`) and listen to its caller's abort; both are dropped when
-   * the call settles. The reader holds them itself: no closures per call around it.
+   * the call settles. The reader holds them itself (one closure per call, for the abort listener).
+   * Once only, and not after the call settled: nothing is left behind.
    */
   arm(): void {
+    if (this.settled || this.timer !== undefined) return;
     const { signal, timeoutMs } = this.options;
     this.timer = setTimeout(timedOut, timeoutMs, this);
     // Node: a pending call timer must not keep a finished process alive.
