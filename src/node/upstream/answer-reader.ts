@@ -22,7 +22,6 @@ import { settleResponse } from '../../core/upstream/frames.js';
 import { STATUS_BODY_BYTES, parseFrame, statusFailure } from '../../core/upstream/http-answer.js';
 import { SseEvents } from '../../core/upstream/sse-events.js';
 import type { UpstreamCallOptions } from '../../core/upstream/transport.js';
-import type { AbortLike } from '../../core/service/cancellation.js';
 import type { BudgetHold } from './byte-budget.js';
 
 type Mode = 'json' | 'sse' | 'status';
@@ -44,8 +43,6 @@ export class AnswerReader implements Dispatcher.DispatchHandler {
   private size = 0;
   private readonly chunks: Buffer[] = [];
   private sse: { events: SseEvents; decoder: StringDecoder } | undefined;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private onAbort: (() => void) | undefined;
 
   constructor(
     private readonly id: number,
@@ -55,27 +52,6 @@ export class AnswerReader implements Dispatcher.DispatchHandler {
     private readonly settle: AnswerSettle,
   ) {
     this.limit = options.maxResponseBytes;
-  }
-
-  /**
-   * Start the call's clock (`timeoutMs`) and listen to its caller's abort; both are dropped when
-   * the call settles. The reader holds them itself (one closure per call, for the abort listener).
-   * Once only, and not after the call settled: nothing is left behind.
-   */
-  arm(): void {
-    if (this.settled || this.timer !== undefined) return;
-    const { signal, timeoutMs } = this.options;
-    this.timer = setTimeout(timedOut, timeoutMs, this);
-    // Node: a pending call timer must not keep a finished process alive.
-    this.timer.unref();
-    if (signal) {
-      this.onAbort = () => this.fail(abortedCall(signal));
-      signal.addEventListener('abort', this.onAbort, { once: true });
-    }
-  }
-
-  get timeoutMs(): number {
-    return this.options.timeoutMs;
   }
 
   /** Settle the call as failed (also from outside: timeout, the caller's abort) and drop the request. */
@@ -192,8 +168,6 @@ export class AnswerReader implements Dispatcher.DispatchHandler {
   private finish(): boolean {
     if (this.settled) return false;
     this.settled = true;
-    clearTimeout(this.timer);
-    if (this.onAbort) this.options.signal?.removeEventListener('abort', this.onAbort);
     this.hold.free();
     this.chunks.length = 0;
     return true;
@@ -203,12 +177,4 @@ export class AnswerReader implements Dispatcher.DispatchHandler {
   private drop(): void {
     this.abortRequest?.(new Error('call settled'));
   }
-}
-
-function timedOut(reader: AnswerReader): void {
-  reader.fail(new UpstreamError('timeout', `no answer within ${reader.timeoutMs} ms`));
-}
-
-export function abortedCall(signal: AbortLike | undefined): UpstreamError {
-  return new UpstreamError('aborted', `call aborted (${String(signal?.reason ?? 'abort')})`);
 }

@@ -8,9 +8,11 @@ import { Pool } from 'undici';
 import type { JsonObject } from '../../core/protocol/jsonrpc.js';
 import { isWellFormedMethodName, methodUrlPath } from '../../core/protocol/methods.js';
 import { shallowCopy } from '../../core/protocol/copy.js';
-import { AnswerReader, abortedCall } from './answer-reader.js';
+import { AnswerReader } from './answer-reader.js';
 import { ByteBudget } from './byte-budget.js';
+import { UpstreamError } from '../../core/upstream/errors.js';
 import { nextProgressToken, withProgressToken } from '../../core/upstream/frames.js';
+import type { AbortLike } from '../../core/service/cancellation.js';
 import type { UpstreamCallOptions, UpstreamTransport } from '../../core/upstream/transport.js';
 
 export interface HttpTransportOptions {
@@ -55,9 +57,28 @@ export class HttpTransport implements UpstreamTransport {
       const body = JSON.stringify({ jsonrpc: '2.0', id, method, params: outParams });
       // Bytes of this answer held in memory, counted against the gateway-wide budget until parsed.
       const hold = (this.options.budget ?? UNBOUNDED).open();
-      // The reader settles the call, and owns its timer and the abort listener (arm).
-      const reader = new AnswerReader(id, token, options, hold, { resolve, reject });
-      reader.arm();
+      const done = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const reader = new AnswerReader(id, token, options, hold, {
+        resolve: (result) => {
+          done();
+          resolve(result);
+        },
+        reject: (err) => {
+          done();
+          reject(err);
+        },
+      });
+      const onAbort = (): void => reader.fail(abortedCall(signal));
+      const timer = setTimeout(
+        () => reader.fail(new UpstreamError('timeout', `no answer within ${options.timeoutMs} ms`)),
+        options.timeoutMs,
+      );
+      // Node: a pending call timer must not keep a finished process alive.
+      timer.unref();
+      signal?.addEventListener('abort', onAbort, { once: true });
       // The engine's fixed headers made once (constructor); this call's own (traceparent) set on a copy.
       const headers = shallowCopy(token !== undefined ? this.streamHeaders : this.jsonHeaders);
       for (const name in options.headers) headers[name] = options.headers[name]!;
@@ -100,3 +121,7 @@ const UNBOUNDED = new ByteBudget(Number.POSITIVE_INFINITY);
 
 /** How long a fire-and-forget notification may hold a connection: it gets no JSON-RPC answer (§4.5), only an HTTP status. */
 const NOTIFY_TIMEOUT_MS = 5_000;
+
+function abortedCall(signal: AbortLike | undefined): UpstreamError {
+  return new UpstreamError('aborted', `call aborted (${String(signal?.reason ?? 'abort')})`);
+}
