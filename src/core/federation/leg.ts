@@ -9,6 +9,7 @@
  * the gateway's reserve; each attempt is told what is left of it as `_meta.deadlineMs`.
  */
 import { ErrorCode, RcpError } from '../protocol/errors.js';
+import { withMeta } from '../protocol/copy.js';
 import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
 import type { CallContext } from '../service/contract.js';
 import { abortReasonOf } from '../service/contract.js';
@@ -119,11 +120,7 @@ function legCall(scope: LegScope, engine: Engine, method: string, params: JsonOb
   const { ctx, fed, trace, forward } = scope;
   return {
     method,
-    // Not copied here: each attempt copies them (the deadline layer), so the caller hands over a
-    // params object it does not change afterwards (paramsFor builds one per leg).
-    params,
-    // Set in each attempt's params by the deadline layer, with the time that attempt has left.
-    meta: { federation: forward, traceId: trace.traceId },
+    params: withMeta(params, { federation: forward, traceId: trace.traceId }),
     deadlineAt: ctx.deadlineAt - fed.settings.deadlineReserveMs,
     signal: ctx.signal,
     headers: { traceparent: trace.traceparent },

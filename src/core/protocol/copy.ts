@@ -44,13 +44,12 @@ export function setOwn<T>(record: Record<string, T>, key: string, value: T): voi
 
 /**
  * `params` with `fields` set in its `_meta` (the rest of `_meta` kept, a non-object `_meta`
- * replaced), then `key: value` when a key is given: `{ ...params, _meta: { ...params._meta,
- * ...fields, [key]: value } }` without the slow path. Neither `params` nor its `_meta` is changed.
+ * replaced): `{ ...params, _meta: { ...params._meta, ...fields } }` without the slow path. Neither
+ * `params` nor its `_meta` is changed.
  */
-export function withMeta(params: JsonObject, fields: JsonObject | undefined, key?: string, value?: unknown): JsonObject {
+export function withMeta(params: JsonObject, fields: JsonObject): JsonObject {
   const meta: JsonObject = isJsonObject(params._meta) ? shallowCopy(params._meta) : {};
-  for (const name in fields) setOwn(meta, name, fields[name]);
-  if (key !== undefined) setOwn(meta, key, value);
+  for (const key in fields) meta[key] = fields[key];
   const out = shallowCopy(params);
   out._meta = meta;
   return out;

@@ -21,9 +21,7 @@ export function deadlineLayer(engineTimeoutMs: number): Layer {
     if (left <= 0) return Promise.reject(new UpstreamError('timeout', 'no time left before the deadline'));
     // Copied, then extended (protocol/copy.ts says why not `{ ...call, expiresAt }`).
     const attempt = shallowCopy(call);
-    // The call's own `_meta` entries (the federation path, the trace) and this attempt's deadline
-    // set in one copy of the params.
-    attempt.params = withMeta(call.params, call.meta, 'deadlineMs', Math.max(1, Math.floor(left) - 1));
+    attempt.params = withMeta(call.params, { deadlineMs: Math.max(1, Math.floor(left) - 1) });
     attempt.expiresAt = now + Math.max(1, Math.min(Math.floor(left), engineTimeoutMs));
     return next(attempt);
   };

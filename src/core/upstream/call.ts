@@ -11,11 +11,6 @@ export interface UpstreamCall {
   readonly method: string;
   readonly params: JsonObject;
   /**
-   * Entries the deadline layer sets in each attempt's `_meta`, before its `deadlineMs` (the
-   * federation path and the trace id, §16.2): the params are copied once per attempt, not twice.
-   */
-  readonly meta?: JsonObject;
-  /**
    * When the engine's answer must be in by, on the `performance.now()` clock: the request's
    * deadline less the time the gateway keeps for its own work (fusion, the answer).
    */
