@@ -17,7 +17,8 @@
  * keeps the same connections from warm-up to the end (new ones re-tier node's code and put
  * compilation in the count). The gateway's count depends on timing more than the bare proxy's:
  * slowed enough (two servers under valgrind at once), legs reach their timers and are retried,
- * and a pair run side by side once gave 1.84 × the bare proxy where the profile below gives 1.36.
+ * and a pair run side by side once gave 1.84 × the bare proxy where the same build's profile
+ * (below) gave 1.36.
  * After a short warm-up the gateway is still compiling, and a difference of two counts can come
  * out anywhere, even negative. The profile is the steadier figure.
  *
