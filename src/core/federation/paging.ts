@@ -48,9 +48,19 @@ export function segmentDepth(window: number, segment: number): number {
   return window * 2 ** segment;
 }
 
-function truncate(lists: readonly RankedList[], depth: Readonly<Record<string, number>>, segment: number): RankedList[] {
-  // A prefix of distinct ids is distinct: the `distinctIds` mark the spread carries stays true.
-  return lists.map((list) => ({ ...list, hits: list.hits.slice(0, segmentDepth(depth[list.engine] ?? 0, segment)) }));
+function truncate(lists: readonly RankedList[], depth: Readonly<Record<string, number>>, segment: number): readonly RankedList[] {
+  let out: RankedList[] | undefined;
+  for (let i = 0; i < lists.length; i++) {
+    const list = lists[i]!;
+    const cut = segmentDepth(depth[list.engine] ?? 0, segment);
+    // A list no deeper than the segment is used as it is (the first page, usually): fusion only
+    // reads its lists, so no copy is needed.
+    if (out === undefined && list.hits.length <= cut) continue;
+    out ??= lists.slice(0, i);
+    // A prefix of distinct ids is distinct: the `distinctIds` mark the spread carries stays true.
+    out.push(list.hits.length <= cut ? list : { ...list, hits: list.hits.slice(0, cut) });
+  }
+  return out ?? lists;
 }
 
 /**
@@ -63,8 +73,10 @@ export function segmentHits(
   options: Omit<PageOptions, 'maxRounds' | 'k'>,
   limit = Infinity,
 ): { hits: EngineHit[]; total: number; method: FusionMethod; notes: string[] } {
-  const exclude = new Set<string>();
+  // Segment 0 excludes nothing (fuse takes no set as an empty one).
+  let exclude: Set<string> | undefined;
   if (segment > 0) {
+    exclude = new Set<string>();
     for (const list of truncate(lists, options.depth, segment - 1)) {
       for (const hit of list.hits) exclude.add(dedupKey(hit, options.fusion.dedup, list.idSpace));
     }
@@ -120,10 +132,11 @@ class PageCut {
     const wanted = options.k - hits.length;
     const seg = segmentHits(fetched.lists, this.segment, options, this.offset + wanted);
     this.method = seg.method;
-    for (const note of [...(fetched.notes ?? []), ...seg.notes]) if (!notes.includes(note)) notes.push(note);
-    const take = seg.hits.slice(this.offset, this.offset + wanted);
-    hits.push(...take);
-    this.offset += take.length;
+    if (fetched.notes !== undefined) addNew(notes, fetched.notes);
+    addNew(notes, seg.notes);
+    const end = Math.min(seg.hits.length, this.offset + wanted);
+    for (let i = this.offset; i < end; i++) hits.push(seg.hits[i]!);
+    this.offset = Math.max(this.offset, end);
     if (this.offset < seg.total) return this.page({ segment: this.segment, offset: this.offset });
     // This segment is used up: the result set ends unless some engine can go deeper.
     const more = fetched.lists.some((list) => fetched.deeper.has(list.engine));
@@ -138,4 +151,9 @@ class PageCut {
   private page(next: PageResult['next']): PageResult {
     return { hits: this.hits, next, method: this.method, notes: this.notes };
   }
+}
+
+/** `notes` with each of `more` it does not have yet, in order. */
+function addNew(notes: string[], more: readonly string[]): void {
+  for (let i = 0; i < more.length; i++) if (!notes.includes(more[i]!)) notes.push(more[i]!);
 }

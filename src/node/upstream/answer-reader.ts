@@ -26,6 +26,9 @@ import type { BudgetHold } from './byte-budget.js';
 
 type Mode = 'json' | 'sse' | 'status';
 
+const CONTENT_TYPE = 'content-type';
+const RETRY_AFTER = 'retry-after';
+
 export interface AnswerSettle {
   resolve(result: JsonObject): void;
   reject(err: UpstreamError | Error): void;
@@ -75,9 +78,13 @@ export class AnswerReader implements Dispatcher.DispatchHandler {
     this.status = statusCode;
     let contentType = '';
     for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-      const name = rawHeaders[i]!.toString('latin1').toLowerCase();
-      if (name === 'content-type') contentType = rawHeaders[i + 1]!.toString('latin1');
-      else if (name === 'retry-after') this.retryAfter = rawHeaders[i + 1]!.toString('latin1');
+      // Only two names matter; a name of another length is neither, so it is never decoded
+      // (an engine's answer carries five or so headers, and each decoding is a native call).
+      const raw = rawHeaders[i]!;
+      if (raw.length !== CONTENT_TYPE.length && raw.length !== RETRY_AFTER.length) continue;
+      const name = raw.toString('latin1').toLowerCase();
+      if (name === CONTENT_TYPE) contentType = rawHeaders[i + 1]!.toString('latin1');
+      else if (name === RETRY_AFTER) this.retryAfter = rawHeaders[i + 1]!.toString('latin1');
     }
     if (statusCode !== 200) {
       this.mode = 'status';
