@@ -10,6 +10,7 @@
  *   node bench/wire-instructions.js [--engines 1] [--dist DIR] [--against bare|floor|DIR]
  *        [--warmup 6000] [--requests 1000] [--connections 8] [--gateway JSON]
  *   node bench/wire-instructions.js --profile [--engines 1] [--dist DIR|bare|floor] [--top 40]
+ *   node bench/wire-instructions.js --cache [--engines 1] [--against bare]
  *
  * Count (default): each server runs twice after the same warm-up, once with `--requests` more
  * requests and once with twice as many; the difference over `--requests` is a settled request's
@@ -21,6 +22,12 @@
  * (below) gave 1.36.
  * After a short warm-up the gateway is still compiling, and a difference of two counts can come
  * out anywhere, even negative. The profile is the steadier figure.
+ *
+ * Cache (`--cache`): the count mode with valgrind's cache simulation on, so each server's
+ * first-level instruction and data misses and last-level misses per request come with its
+ * instructions (the same 2N − N difference). A simulation of the host's caches for one thread at a
+ * time, not the hardware's counters (this VM has none): it says whether a server's excess time per
+ * instruction is code (instruction misses) or data. About twice as slow as a count.
  *
  * Profile (`--profile`): one server under callgrind, counters zeroed after the warm-up and dumped
  * after `--requests`; instructions per request by origin (JSON, the garbage collector, V8's
@@ -50,6 +57,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '8' },
     gateway: { type: 'string', default: '{}' },
     profile: { type: 'boolean', default: false },
+    cache: { type: 'boolean', default: false },
     top: { type: 'string', default: '40' },
     'node-flags': {
       type: 'string',
@@ -142,31 +150,37 @@ function stop(child) {
   return exited;
 }
 
-/** Instructions valgrind counted for `server` with `measured` requests after the warm-up. */
+/** What cachegrind's summary reports, by the name it prints: `I refs`, and with `--cache` the misses. */
+const COUNTERS = values.cache ? ['I refs', 'I1 misses', 'D refs', 'D1 misses', 'LL misses'] : ['I refs'];
+
+/** Valgrind's counters for `server` with `measured` requests after the warm-up. */
 async function countRun(server, measured) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'rcp-wire-'));
   try {
     const { child, url, output } = startUnder(
-      ['--tool=cachegrind', '--cache-sim=no', `--cachegrind-out-file=${path.join(dir, 'out')}`],
+      ['--tool=cachegrind', `--cache-sim=${values.cache ? 'yes' : 'no'}`, `--cachegrind-out-file=${path.join(dir, 'out')}`],
       server,
       dir,
     );
     await loaded(await url, [(drive) => drive(Number(values.warmup)), (drive) => drive(measured)]);
     child.removeAllListeners('exit');
     await stop(child);
-    const refs = /I\s+refs:\s+([\d,]+)/.exec(output.err);
-    if (!refs) throw new Error(`no count from valgrind:\n${output.err.slice(-3000)}`);
-    return Number(refs[1].replaceAll(',', ''));
+    return COUNTERS.map((name) => {
+      const found = new RegExp(`(?:^|\\s)${name.replace(' ', '\\s+')}:\\s+([\\d,]+)`, 'm').exec(output.err);
+      if (!found) throw new Error(`no "${name}" from valgrind:\n${output.err.slice(-3000)}`);
+      return Number(found[1].replaceAll(',', ''));
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
+/** Each counter per settled request: (run with 2N − run with N) ÷ N. */
 async function perRequest(server) {
   const n = Number(values.requests);
   const once = await countRun(server, n);
   const twice = await countRun(server, 2 * n);
-  return (twice - once) / n;
+  return twice.map((count, i) => (count - once[i]) / n);
 }
 
 const nameOf = (server) =>
@@ -211,11 +225,21 @@ try {
     // gateway enough for its per-call timers to matter (a leg timed out and retried is more work).
     const counts = [];
     for (const server of servers) counts.push(await perRequest(server));
+    const perReq = (n) => Math.round(n).toLocaleString('en');
     servers.forEach((server, i) => {
-      process.stdout.write(`wire instructions (${label}) ${nameOf(server)}: ${Math.round(counts[i]).toLocaleString('en')} per request\n`);
+      const [instructions, ...misses] = counts[i];
+      const detail =
+        misses.length > 0
+          ? ` (${COUNTERS.slice(1)
+              .map((name, j) => `${name} ${perReq(misses[j])}`)
+              .join(', ')})`
+          : '';
+      process.stdout.write(`wire instructions (${label}) ${nameOf(server)}: ${perReq(instructions)} per request${detail}\n`);
     });
-    if (counts.length === 2)
-      process.stdout.write(`ratio ${nameOf(servers[0])} ÷ ${nameOf(servers[1])}: ${(counts[0] / counts[1]).toFixed(4)}\n`);
+    if (counts.length === 2) {
+      const ratios = COUNTERS.map((name, j) => `${j === 0 ? '' : `${name} `}${(counts[0][j] / counts[1][j]).toFixed(4)}`);
+      process.stdout.write(`ratio ${nameOf(servers[0])} ÷ ${nameOf(servers[1])}: ${ratios.join(', ')}\n`);
+    }
   }
 } finally {
   await engines.stop();
