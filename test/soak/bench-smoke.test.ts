@@ -138,7 +138,7 @@ describe('bench harness (smoke)', () => {
   );
 
   it.skipIf(!HAS_VALGRIND)(
-    'the wire instruction count runs the gateway process against the bare proxy under valgrind and prints both and their ratio',
+    'the wire instruction count runs the gateway process against the bare proxy under valgrind and prints both, their cache misses and their ratios',
     async () => {
       const { code, out } = await runScript('bench/wire-instructions.js', [
         '--engines',
@@ -149,13 +149,25 @@ describe('bench harness (smoke)', () => {
         '50',
         '--against',
         'bare',
+        '--cache',
       ]);
       expect(code, out).toBe(0);
       // The plumbing only: after so short a warm-up the gateway still compiles, and a difference of two
       // counts this small can even come out negative (the defaults warm up 6,000 requests).
-      expect(out, out).toMatch(/^wire instructions \(1 engine\(s\), 50 requests after 100\) dist: -?[\d,]+ per request$/m);
-      expect(out, out).toMatch(/^wire instructions \(1 engine\(s\), 50 requests after 100\) bare: -?[\d,]+ per request$/m);
-      expect(out, out).toMatch(/^ratio dist ÷ bare: -?[\d.]+$/m);
+      const misses = 'I1 misses -?[\\d,]+, D refs -?[\\d,]+, D1 misses -?[\\d,]+, LL misses -?[\\d,]+';
+      for (const server of ['dist', 'bare']) {
+        expect(out, out).toMatch(
+          new RegExp(
+            `^wire instructions \\(1 engine\\(s\\), 50 requests after 100\\) ${server}: -?[\\d,]+ per request \\(${misses}\\)$`,
+            'm',
+          ),
+        );
+      }
+      // A ratio of two such small differences can be anything, a division by zero included.
+      const ratio = '(?:-?(?:[\\d.]+|Infinity)|NaN)';
+      expect(out, out).toMatch(
+        new RegExp(`^ratio dist ÷ bare: ${ratio}, I1 misses ${ratio}, D refs ${ratio}, D1 misses ${ratio}, LL misses ${ratio}$`, 'm'),
+      );
     },
     300_000,
   );
