@@ -11,6 +11,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { throughput } from './lib/load.js';
@@ -36,6 +37,7 @@ if (process.platform !== 'linux') {
 
 /** taskset every thread of `pid` onto `cpu`; false when taskset is missing or there is one CPU. */
 function pin(pid, cpu) {
+  if (os.availableParallelism() < 2) return false;
   try {
     execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
     return true;
@@ -44,7 +46,11 @@ function pin(pid, cpu) {
   }
 }
 
-/** CPU ms (user, system) and context switches of each thread of `pid`: the main one, then the others by start order. */
+/**
+ * CPU ms (user, system) and context switches of each thread of `pid`: the main one, then the others
+ * by start order. A thread that ends within a round is not counted for it (node's and V8's threads
+ * live as long as the process).
+ */
 function threadTimes(pid) {
   const out = new Map();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
@@ -74,7 +80,7 @@ const servers = [
 ];
 try {
   for (const server of servers) {
-    if (pinned) pin(server.proc.pid, 1);
+    server.pinned = pinned && pin(server.proc.pid, 1);
     server.target = { url: `${server.proc.url}/retrieve`, body, verify: (text) => text.includes('"hits":[{') };
     server.totals = new Map();
     server.requests = 0;

@@ -145,7 +145,8 @@ async function loaded(url, phases) {
 }
 
 function stop(child) {
-  const exited = new Promise((resolve) => child.once('exit', resolve));
+  // 'close', not 'exit': valgrind's summary (the last line --cache reads) may still be in the pipe at 'exit'.
+  const exited = new Promise((resolve) => child.once('close', resolve));
   child.kill('SIGTERM');
   return exited;
 }

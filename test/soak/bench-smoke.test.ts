@@ -169,7 +169,7 @@ describe('bench harness (smoke)', () => {
         new RegExp(`^ratio dist ÷ bare: ${ratio}, I1 misses ${ratio}, D refs ${ratio}, D1 misses ${ratio}, LL misses ${ratio}$`, 'm'),
       );
     },
-    300_000,
+    600_000,
   );
 
   it('the allocation profile prints bytes per request for the gateway and the bare proxy', async () => {
