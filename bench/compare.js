@@ -29,12 +29,11 @@
  * --pin puts the processes under test on CPU 1 and the load generator and engines on CPU 0.
  * Without --variant it compares dist/cli/main.js with the bare ceiling.
  */
-import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { describePaired, median, pairedRatio } from './lib/paired.js';
 import { throughput } from './lib/load.js';
-import { cpuMs, processTree, ROOT, startBare, startEngines, startGateway, startSpecFloor } from './lib/procs.js';
+import { cpuMs, pinToCpu, processTree, ROOT, startBare, startEngines, startGateway, startSpecFloor } from './lib/procs.js';
 
 const { values } = parseArgs({
   options: {
@@ -83,12 +82,9 @@ variants.push({ name: 'bare', bare: true });
 let pinning = values.pin;
 const pin = (pids, cpu) => {
   if (!pinning) return;
-  try {
-    for (const pid of pids) execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
-  } catch (err) {
-    pinning = false; // no taskset, or one CPU: measured unpinned, and said so
-    log(`not pinning (${err instanceof Error ? err.message.split('\n')[0] : String(err)})`);
-  }
+  if (pids.every((pid) => pinToCpu(pid, cpu))) return;
+  pinning = false; // no taskset, or one CPU: measured unpinned, and said so
+  log('not pinning (one CPU, or no taskset)');
 };
 
 pin([process.pid], 0);

@@ -25,7 +25,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { buildMemoryGateway } from './lib/memory-gateway.js';
-import { COUNTING_NODE_FLAGS, hasValgrind } from './lib/valgrind.js';
+import { COUNTING_NODE_FLAGS, cachegrindCounter, hasValgrind } from './lib/valgrind.js';
 import { ROOT } from './lib/procs.js';
 
 const { values } = parseArgs({
@@ -117,11 +117,12 @@ function countRun(dist, measured) {
     let err = '';
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (chunk) => (err = (err + chunk).slice(-20_000)));
-    child.on('exit', (code) => {
+    // 'close', not 'exit': the summary may still be in the pipe at 'exit'.
+    child.on('close', (code) => {
       rmSync(dir, { recursive: true, force: true });
-      const refs = /I\s+refs:\s+([\d,]+)/.exec(err);
-      if (code !== 0 || !refs) reject(new Error(`valgrind run failed (${code}):\n${err.slice(-3000)}`));
-      else resolve(Number(refs[1].replaceAll(',', '')));
+      const refs = cachegrindCounter(err, 'I refs');
+      if (code !== 0 || refs === undefined) reject(new Error(`valgrind run failed (${code}):\n${err.slice(-3000)}`));
+      else resolve(refs);
     });
   });
 }

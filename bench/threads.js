@@ -9,13 +9,11 @@
  *
  *   node bench/threads.js [--engines 1] [--rounds 6] [--seconds 2] [--warmup 5] [--connections 50] [--dist DIR]
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { throughput } from './lib/load.js';
-import { ROOT, startBare, startEngines, startGateway } from './lib/procs.js';
+import { ROOT, pinToCpu, startBare, startEngines, startGateway } from './lib/procs.js';
 
 const { values } = parseArgs({
   options: {
@@ -33,17 +31,6 @@ const log = (line) => process.stdout.write(`${line}\n`);
 if (process.platform !== 'linux') {
   log('threads: per-thread CPU is read from /proc; not on this platform, nothing measured');
   process.exit(0);
-}
-
-/** taskset every thread of `pid` onto `cpu`; false when taskset is missing or there is one CPU. */
-function pin(pid, cpu) {
-  if (os.availableParallelism() < 2) return false;
-  try {
-    execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -71,7 +58,7 @@ function threadTimes(pid) {
   return out;
 }
 
-const pinned = pin(process.pid, 0);
+const pinned = pinToCpu(process.pid, 0);
 const engines = await startEngines(Number(values.engines));
 const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'retrieve', params: { query: 'rank fusion', k: 10 } });
 const servers = [
@@ -80,7 +67,7 @@ const servers = [
 ];
 try {
   for (const server of servers) {
-    server.pinned = pinned && pin(server.proc.pid, 1);
+    server.pinned = pinned && pinToCpu(server.proc.pid, 1);
     server.target = { url: `${server.proc.url}/retrieve`, body, verify: (text) => text.includes('"hits":[{') };
     server.totals = new Map();
     server.requests = 0;
@@ -106,7 +93,7 @@ try {
 }
 
 log(
-  `CPU per request by thread, ${values.engines} engine(s), ${values.rounds} rounds of ${values.seconds} s${pinned ? ', pinned' : ', not pinned (no taskset)'}`,
+  `CPU per request by thread, ${values.engines} engine(s), ${values.rounds} rounds of ${values.seconds} s${servers.every((server) => server.pinned) ? ', pinned' : ', not pinned (one CPU, or no taskset)'}`,
 );
 const perRequest = (server, ms) => ((ms * 1000) / server.requests).toFixed(1).padStart(7);
 const sums = servers.map((server) => {

@@ -43,7 +43,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
-import { COUNTING_NODE_FLAGS, hasValgrind } from './lib/valgrind.js';
+import { COUNTING_NODE_FLAGS, cachegrindCounter, hasValgrind } from './lib/valgrind.js';
 import { ROOT, startEngines } from './lib/procs.js';
 import { summarizeCallgrind } from './lib/callgrind.js';
 
@@ -151,7 +151,7 @@ function stop(child) {
   return exited;
 }
 
-/** What cachegrind's summary reports, by the name it prints: `I refs`, and with `--cache` the misses. */
+/** The counters read from cachegrind's summary (lib/valgrind.js): `I refs`, and with `--cache` the misses. */
 const COUNTERS = values.cache ? ['I refs', 'I1 misses', 'D refs', 'D1 misses', 'LL misses'] : ['I refs'];
 
 /** Valgrind's counters for `server` with `measured` requests after the warm-up. */
@@ -167,9 +167,9 @@ async function countRun(server, measured) {
     child.removeAllListeners('exit');
     await stop(child);
     return COUNTERS.map((name) => {
-      const found = new RegExp(`(?:^|\\s)${name.replace(' ', '\\s+')}:\\s+([\\d,]+)`, 'm').exec(output.err);
-      if (!found) throw new Error(`no "${name}" from valgrind:\n${output.err.slice(-3000)}`);
-      return Number(found[1].replaceAll(',', ''));
+      const count = cachegrindCounter(output.err, name);
+      if (count === undefined) throw new Error(`no "${name}" from valgrind:\n${output.err.slice(-3000)}`);
+      return count;
     });
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -3,7 +3,7 @@
  * the gateway (spawned from dist/ as a user runs it), and what /proc says about them (CPU time
  * and resident memory), so per-request CPU cost can be reported next to req/s.
  */
-import { fork, spawn } from 'node:child_process';
+import { execFileSync, fork, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -164,6 +164,21 @@ export async function startGateway(engineUrls, { gateway = {}, workers, nodeArgs
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Pin every thread of `pid` to CPU `cpu` (taskset -a). Returns false, pinning nothing, where that
+ * cannot be done: one CPU, or no taskset. Callers measure unpinned then, and say so.
+ */
+export function pinToCpu(pid, cpu) {
+  // The machine's CPUs, not availableParallelism(): that follows this process's own affinity, one CPU once pinned.
+  if (os.cpus().length < 2) return false;
+  try {
+    execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** `pid` and every process below it (cluster workers), from /proc. */

@@ -3,6 +3,7 @@
  * RCP wire code (§12) lives here and nowhere else.
  */
 import { ErrorCode, RcpError, isRetryableCode, type WireError } from '../protocol/errors.js';
+import type { AbortLike } from '../service/cancellation.js';
 
 export type UpstreamFailure =
   | 'remote-error' // the engine answered with a JSON-RPC error
@@ -121,4 +122,9 @@ export function toClientError(err: unknown, engineId: string): RcpError {
     return new RcpError(code, `engine ${engineId}: ${publicDetail(err)}`, data);
   }
   return new RcpError(ErrorCode.InternalError, `engine ${engineId}: internal error`, { engine: engineId });
+}
+
+/** The failure of a call its caller aborted (client cancel, disconnect, the gateway's deadline), with the abort's reason. */
+export function abortedCall(signal: AbortLike | undefined): UpstreamError {
+  return new UpstreamError('aborted', `call aborted (${String(signal?.reason ?? 'abort')})`);
 }

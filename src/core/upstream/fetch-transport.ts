@@ -12,7 +12,7 @@
 import type { JsonObject } from '../protocol/jsonrpc.js';
 import { isWellFormedMethodName, methodUrlPath } from '../protocol/methods.js';
 import { callSignal, type CallSignal } from './call-signal.js';
-import { UpstreamError } from './errors.js';
+import { UpstreamError, abortedCall } from './errors.js';
 import { nextProgressToken, settleResponse, withProgressToken } from './frames.js';
 import { STATUS_BODY_BYTES, parseFrame, statusFailure } from './http-answer.js';
 import { SseEvents } from './sse-events.js';
@@ -63,9 +63,7 @@ export class FetchTransport implements UpstreamTransport {
     const outParams = token === undefined ? params : withProgressToken(params, token);
     const { signal } = deadline;
     const failFromAbort = (): UpstreamError =>
-      deadline.timedOut()
-        ? new UpstreamError('timeout', `no answer within ${options.timeoutMs} ms`)
-        : new UpstreamError('aborted', `call aborted (${String(options.signal?.reason ?? 'abort')})`);
+      deadline.timedOut() ? new UpstreamError('timeout', `no answer within ${options.timeoutMs} ms`) : abortedCall(options.signal);
 
     let response: Response;
     try {

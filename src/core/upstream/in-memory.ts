@@ -11,7 +11,7 @@
 import { isJsonObject, type JsonObject, type NotificationMessage, type ResponseMessage } from '../protocol/jsonrpc.js';
 import type { RcpService } from '../service/contract.js';
 import { Session } from '../session/session.js';
-import { UpstreamError } from './errors.js';
+import { UpstreamError, abortedCall } from './errors.js';
 import { nextProgressToken, withProgressToken } from './frames.js';
 import { type TransportFactory, type UpstreamCallOptions, type UpstreamTransport } from './transport.js';
 
@@ -66,7 +66,7 @@ export class InMemoryTransport implements UpstreamTransport {
         this.notify('notifications/cancel', { id, reason: err.reason });
         reject(err);
       };
-      const onAbort = (): void => abandon(new UpstreamError('aborted', `call aborted (${String(options.signal?.reason ?? 'abort')})`));
+      const onAbort = (): void => abandon(abortedCall(options.signal));
       const timer = setTimeout(() => abandon(new UpstreamError('timeout', `no answer within ${options.timeoutMs} ms`)), options.timeoutMs);
       options.signal?.addEventListener('abort', onAbort, { once: true });
       this.inFlight.add(abandon);

@@ -10,9 +10,8 @@ import { isWellFormedMethodName, methodUrlPath } from '../../core/protocol/metho
 import { shallowCopy } from '../../core/protocol/copy.js';
 import { AnswerReader } from './answer-reader.js';
 import { ByteBudget } from './byte-budget.js';
-import { UpstreamError } from '../../core/upstream/errors.js';
+import { UpstreamError, abortedCall } from '../../core/upstream/errors.js';
 import { nextProgressToken, withProgressToken } from '../../core/upstream/frames.js';
-import type { AbortLike } from '../../core/service/cancellation.js';
 import type { UpstreamCallOptions, UpstreamTransport } from '../../core/upstream/transport.js';
 
 export interface HttpTransportOptions {
@@ -121,7 +120,3 @@ const UNBOUNDED = new ByteBudget(Number.POSITIVE_INFINITY);
 
 /** How long a fire-and-forget notification may hold a connection: it gets no JSON-RPC answer (§4.5), only an HTTP status. */
 const NOTIFY_TIMEOUT_MS = 5_000;
-
-function abortedCall(signal: AbortLike | undefined): UpstreamError {
-  return new UpstreamError('aborted', `call aborted (${String(signal?.reason ?? 'abort')})`);
-}

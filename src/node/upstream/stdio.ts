@@ -6,7 +6,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { isJsonObject, type JsonObject } from '../../core/protocol/jsonrpc.js';
 import { LineSplitter } from '../../core/protocol/ndjson.js';
-import { UpstreamError } from '../../core/upstream/errors.js';
+import { UpstreamError, abortedCall } from '../../core/upstream/errors.js';
 import { nextProgressToken, settleResponse, withProgressToken } from '../../core/upstream/frames.js';
 import type { TransportLifecycle, UpstreamCallOptions, UpstreamTransport } from '../../core/upstream/transport.js';
 
@@ -111,7 +111,7 @@ export class StdioTransport implements UpstreamTransport, TransportLifecycle {
         this.notify('notifications/cancel', { id, reason: err.reason });
         reject(err);
       };
-      const onAbort = (): void => abandon(new UpstreamError('aborted', `call aborted (${String(options.signal?.reason ?? 'abort')})`));
+      const onAbort = (): void => abandon(abortedCall(options.signal));
       this.pending.set(id, {
         resolve: (result) => {
           cleanup();
