@@ -9,7 +9,7 @@
  *
  *   node bench/wire-instructions.js [--engines 1] [--dist DIR] [--against bare|floor|DIR]
  *        [--warmup 6000] [--requests 1000] [--connections 8] [--gateway JSON]
- *   node bench/wire-instructions.js --profile [--engines 1] [--dist DIR|bare|floor] [--top 40]
+ *   node bench/wire-instructions.js --profile [--cache] [--engines 1] [--dist DIR|bare|floor] [--top 40]
  *   node bench/wire-instructions.js --cache [--engines 1] [--against bare]
  *
  * Count (default): each server runs twice after the same warm-up, once with `--requests` more
@@ -33,6 +33,11 @@
  * after `--requests`; instructions per request by origin (JSON, the garbage collector, V8's
  * runtime and inline caches, node, undici, the gateway's files) and by function, JIT code named
  * from V8's perf map (`--perf-basic-prof`).
+ *
+ * Profile with `--cache`: the same, with callgrind's cache simulation on, so the misses are placed
+ * too: per request by origin (instructions, first-level instruction and data misses, last-level
+ * misses, and a rough cycle estimate from them), and the functions with the most instruction-cache
+ * misses. What `--cache` says in sum, this says by place.
  *
  * Needs valgrind; prints why and exits 0 without it. Slow (valgrind runs node ~40× slower): a
  * count pair takes two to four minutes at the defaults, a profile about as long.
@@ -184,6 +189,50 @@ async function perRequest(server) {
   return twice.map((count, i) => (count - once[i]) / n);
 }
 
+/**
+ * With `--profile --cache`: the simulated misses per request by origin, and the functions with
+ * the most instruction-cache misses. `est. cycles` weighs them as cachegrind's documentation
+ * suggests for a rough figure: an instruction 1, a first-level miss 10, a last-level miss 100.
+ */
+function writeMisses(events) {
+  const sum = (names, origin) =>
+    names.reduce((total, event) => total + (events.get(event)?.origins.find(([name]) => name === origin)?.[1] ?? 0), 0);
+  const FIRST = ['I1mr', 'D1mr', 'D1mw'];
+  const LAST = ['ILmr', 'DLmr', 'DLmw'];
+  const origins = [...new Set([...events.values()].flatMap(({ origins: list }) => list.map(([name]) => name)))];
+  const rows = origins
+    .map((origin) => {
+      const ir = sum(['Ir'], origin);
+      const i1 = sum(['I1mr'], origin);
+      const d1 = sum(['D1mr', 'D1mw'], origin);
+      const ll = sum(LAST, origin);
+      return { origin, ir, i1, d1, ll, cycles: ir + 10 * sum(FIRST, origin) + 100 * ll };
+    })
+    .sort((a, b) => b.cycles - a.cycles);
+  const n = (value) => value.toFixed(0).padStart(8);
+  const total = rows.reduce(
+    (acc, row) => ({ ir: acc.ir + row.ir, i1: acc.i1 + row.i1, d1: acc.d1 + row.d1, ll: acc.ll + row.ll, cycles: acc.cycles + row.cycles }),
+    {
+      ir: 0,
+      i1: 0,
+      d1: 0,
+      ll: 0,
+      cycles: 0,
+    },
+  );
+  process.stdout.write('simulated cache, per request (est. cycles = Ir + 10 × first-level misses + 100 × last-level misses):\n');
+  process.stdout.write(
+    `${'Ir'.padStart(8)} ${'I1 miss'.padStart(8)} ${'D1 miss'.padStart(8)} ${'LL miss'.padStart(8)} ${'cycles'.padStart(8)}  origin\n`,
+  );
+  for (const row of [...rows.slice(0, 25), { origin: 'total', ...total }]) {
+    process.stdout.write(`${n(row.ir)} ${n(row.i1)} ${n(row.d1)} ${n(row.ll)} ${n(row.cycles)}  ${row.origin}\n`);
+  }
+  process.stdout.write('by function, instruction-cache misses:\n');
+  for (const [name, misses] of (events.get('I1mr')?.functions ?? []).slice(0, Number(values.top))) {
+    process.stdout.write(`${misses.toFixed(1).padStart(8)}  ${name.slice(0, 150)}\n`);
+  }
+}
+
 const nameOf = (server) =>
   server === 'bare' || server === 'floor' ? server : path.relative(process.cwd(), path.resolve(server)) || server;
 
@@ -192,9 +241,9 @@ try {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'rcp-wire-profile-'));
     try {
       const out = path.join(dir, 'callgrind.out');
-      const { child, url } = startUnder(['--tool=callgrind', '--dump-instr=yes', `--callgrind-out-file=${out}`], values.dist, dir, [
-        '--perf-basic-prof',
-      ]);
+      const tool = ['--tool=callgrind', '--dump-instr=yes', `--callgrind-out-file=${out}`];
+      if (values.cache) tool.push('--cache-sim=yes');
+      const { child, url } = startUnder(tool, values.dist, dir, ['--perf-basic-prof']);
       await loaded(await url, [
         (drive) => drive(Number(values.warmup)),
         async (drive) => {
@@ -216,6 +265,7 @@ try {
       for (const [name, n] of summary.origins.slice(0, 25)) process.stdout.write(`${k(n)}  ${name}\n`);
       process.stdout.write('by function:\n');
       for (const [name, n] of summary.functions.slice(0, Number(values.top))) process.stdout.write(`${k(n)}  ${name.slice(0, 150)}\n`);
+      if (values.cache) writeMisses(summary.events);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

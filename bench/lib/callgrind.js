@@ -63,19 +63,32 @@ export function originOf(name) {
 }
 
 /**
- * `{ total, origins, functions }` per request: self costs only (a call's inclusive cost, the line
- * after `calls=`, belongs to the callee). Origins and functions are [name, instructions] pairs,
- * largest first.
+ * `{ total, origins, functions, events }` per request: self costs only (a call's inclusive cost,
+ * the line after `calls=`, belongs to the callee). `total` is instructions (`Ir`); origins and
+ * functions are [name, instructions] pairs, largest first. With the cache simulation on
+ * (`--cache-sim=yes`) a dump holds more events than `Ir`; `events` then maps each event name to
+ * its own origins and functions lists, the same shape (a cost line may leave trailing zero events
+ * out, as callgrind's format allows).
  */
 export function summarizeCallgrind(dump, perfMap, requests) {
   const name = finder(perfRanges(perfMap));
   const names = new Map();
   const self = new Map();
+  let eventNames = ['Ir'];
+  let positions = 1;
   let fn = '?';
   let address = 0;
   let afterCall = false;
   let total = 0;
   for (const line of dump.split('\n')) {
+    if (line.startsWith('events:')) {
+      eventNames = line.slice(7).trim().split(/\s+/);
+      continue;
+    }
+    if (line.startsWith('positions:')) {
+      positions = line.slice(10).trim().split(/\s+/).length;
+      continue;
+    }
     const defined = /^c?fn=\((\d+)\) (.*)$/.exec(line);
     if (defined) names.set(defined[1], defined[2]);
     if (line.startsWith('fn=')) {
@@ -97,14 +110,28 @@ export function summarizeCallgrind(dump, perfMap, requests) {
       afterCall = false;
       continue;
     }
-    const cost = Number(parts[parts.length - 1]);
-    if (parts.length < 3 || !Number.isFinite(cost)) continue;
-    total += cost;
+    if (parts.length <= positions) continue;
     const key = name(address) ?? fn;
-    self.set(key, (self.get(key) ?? 0) + cost);
+    let costs = self.get(key);
+    if (!costs) self.set(key, (costs = new Float64Array(eventNames.length)));
+    for (let e = 0; e < eventNames.length && positions + e < parts.length; e++) {
+      const cost = Number(parts[positions + e]);
+      if (Number.isFinite(cost)) costs[e] += cost;
+    }
   }
-  const origins = new Map();
-  for (const [key, cost] of self) origins.set(originOf(key), (origins.get(originOf(key)) ?? 0) + cost);
-  const perRequest = (map) => [...map].map(([key, cost]) => [key, cost / requests]).sort((a, b) => b[1] - a[1]);
-  return { total: total / requests, origins: perRequest(origins), functions: perRequest(self) };
+  const perEvent = (e) => {
+    const origins = new Map();
+    const functions = new Map();
+    for (const [key, costs] of self) {
+      if (costs[e] === 0) continue;
+      functions.set(key, costs[e] / requests);
+      origins.set(originOf(key), (origins.get(originOf(key)) ?? 0) + costs[e] / requests);
+    }
+    const sorted = (map) => [...map].sort((a, b) => b[1] - a[1]);
+    return { origins: sorted(origins), functions: sorted(functions) };
+  };
+  const events = new Map(eventNames.map((event, e) => [event, perEvent(e)]));
+  const instructions = events.get('Ir') ?? perEvent(0);
+  for (const [, n] of instructions.origins) total += n;
+  return { total, origins: instructions.origins, functions: instructions.functions, events };
 }
