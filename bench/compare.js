@@ -12,7 +12,7 @@
  *
  *   node bench/compare.js [--engines 1|3] [--rounds 8] [--seconds 2] [--connections 50] [--pin]
  *        [--variant 'NAME=CLI_PATH[@GATEWAY_JSON][ NODE_FLAG…]']... [--no-spec] [--floor-variant 'NAME=STEP[,STEP…][ ARG…]']...
- *        [--bare-variant 'NAME=NODE_FLAG[ NODE_FLAG…]']... [--warmup 5]
+ *        [--bare-variant 'NAME=NODE_FLAG[ NODE_FLAG…]']... [--warmup 20]
  *
  * Beside the variants and the bare ceiling runs the spec floor (bench/lib/spec-floor.js: the bare
  * ceiling plus only the work RCP/1 requires of a gateway), so the gateway's excess over the bare
@@ -46,12 +46,19 @@ const { values } = parseArgs({
     spec: { type: 'boolean', default: true },
     'floor-variant': { type: 'string', multiple: true, default: [] },
     'bare-variant': { type: 'string', multiple: true, default: [] },
-    // The gateway's JIT takes ~5 s of load to settle (bench/run.js); the bare proxy ~1 s.
-    warmup: { type: 'string', default: '5' },
+    // Seconds of load before the first round, in round-sized slices. The gateway's JIT settles in
+    // ~10 s on the same connections but ~20 s when they are renewed (each round's load opens new
+    // ones, and a reconnect deoptimises code bound to the old connections' maps; docs/performance.md,
+    // stops 37–38); the bare proxy in ~1 s.
+    warmup: { type: 'string', default: '20' },
   },
   allowNegative: true, // --no-spec
 });
 const log = (line) => process.stdout.write(`${line}\n`);
+if (!(Number(values.seconds) > 0) || !(Number(values.warmup) >= 0)) {
+  process.stderr.write('compare.js: --seconds must be a positive number and --warmup a non-negative one\n');
+  process.exit(2);
+}
 const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'retrieve', params: { query: 'rank fusion', k: 10 } });
 const verify = (text) => text.includes('"hits":[{') && !text.includes('"degraded"') && !text.includes('"error"');
 const variants = (values.variant.length > 0 ? values.variant : [`gateway=${path.join(ROOT, 'dist/cli/main.js')}`]).map((spec) => {
@@ -101,7 +108,10 @@ try {
     pin(v.pids(), 1);
     v.target = { url: `${v.proc.url}/retrieve`, body, verify };
     v.runs = [];
-    await throughput(v.target, { connections: Number(values.connections), seconds: Number(values.warmup) }); // discarded
+    // Discarded; sliced as the rounds are, so the reconnects' recompilation is behind us too.
+    for (let left = Number(values.warmup); left > 0; left -= Number(values.seconds)) {
+      await throughput(v.target, { connections: Number(values.connections), seconds: Math.min(left, Number(values.seconds)) });
+    }
   }
   for (let round = 0; round < Number(values.rounds); round++) {
     for (const v of variants) {

@@ -107,7 +107,7 @@ describe('the hand-written request line', () => {
 });
 
 describe('a turn at a time', () => {
-  it('writes the lines of one turn in one write, in order, each stamped when it was queued, by the end of the turn', async () => {
+  it('builds each line when queued, writes the turn’s lines in one write, in order, each stamped when it was queued, by the end of the turn', async () => {
     const writes: string[] = [];
     let clock = 0;
     const logger = pino(
@@ -123,10 +123,12 @@ describe('a turn at a time', () => {
         return line;
       }),
     );
-    expect(writes).toHaveLength(0); // nothing built or written inside the turn that finished the requests
-    expect(built).toHaveLength(0);
+    expect(writes).toHaveLength(0); // nothing written inside the turn that finished the requests
+    // Built at once, so the queue holds the small lines, not what they were built from (the finished requests).
+    expect(built).toEqual([0, 1, 2, 3]);
     await new Promise((resolve) => setImmediate(resolve));
     expect(writes).toHaveLength(1);
+    expect(built).toEqual([0, 1, 2, 3]); // and not built again when written
     const lines = writes[0]!.split('\n').slice(0, -1);
     expect(lines).toHaveLength(LINES.length);
     lines.forEach((text, i) => {

@@ -7,11 +7,11 @@
  * "The request line"). The line's fields are a fixed set of numbers, short strings and small
  * arrays (never headers, env or secrets), which is why it needs no redaction and no serializers.
  *
- * Lines are written a turn of the event loop at a time: a finished request is queued with its
- * finish time, and the queue becomes text and one write to the destination at the turn's end
- * (setImmediate). Built one request at a time, interleaved with the rest of each request's work,
- * the line cost more under load than the same code run in one pass over a turn's requests
- * (docs/performance.md, "The request line, a turn at a time"). The destination buffers and writes
+ * Lines are written a turn of the event loop at a time: a finished request's line (a small
+ * object) is queued with its finish time, and the queue becomes text and one write to the
+ * destination at the turn's end (setImmediate). Serialised one request at a time, interleaved with
+ * the rest of each request's work, the line cost more under load than the same code run in one pass
+ * over a turn's requests (docs/performance.md, "The request line, a turn at a time"). The destination buffers and writes
  * asynchronously anyway (log.ts), so no line leaves later than it would have.
  *
  * It reads the logger's level value, time function, bindings and destination through
@@ -29,9 +29,9 @@ function held<T>(target: object, key: symbol): T {
   return Reflect.get(target, key) as T;
 }
 
-/** A finished request, as queued: how to build its line, and when it finished (pino's time text). */
+/** A finished request, as queued: its line, and when it finished (pino's time text). */
 interface QueuedLine {
-  line: () => RequestLine;
+  line: RequestLine;
   time: string;
 }
 
@@ -40,8 +40,14 @@ export class RequestLineWriter {
 
   constructor(private readonly logger: Logger) {}
 
-  /** Queue a request's line; `line` is called when the turn's lines are written. */
-  add(line: () => RequestLine): void {
+  /**
+   * Queue a request's line, built now: the queue then holds a dozen small fields until the turn's
+   * end, not the finished request and its whole answer (which a deferred build would keep alive,
+   * and a scavenge in between would copy). The text is still made once per turn.
+   */
+  add(build: () => RequestLine): void {
+    const line = guarded(build, this.logger);
+    if (line === undefined) return;
     this.queued.push({ line, time: held<() => string>(this.logger, timeSym)() });
     if (this.queued.length === 1) setImmediate(this.flush);
   }
@@ -54,10 +60,7 @@ export class RequestLineWriter {
     const { logger } = this;
     const stream = held<{ write(text: string): unknown }>(logger, streamSym);
     if (held<boolean | undefined>(stream, needsMetadataGsym)) {
-      for (const entry of queued) {
-        const line = guarded(entry.line, logger);
-        if (line) logger.info(line, 'request');
-      }
+      for (const entry of queued) logger.info(entry.line, 'request');
       return;
     }
     // `{"level":30,"time":"…"` + bindings + `,<fields>` + `,"msg":"request"}`: pino's order.
@@ -66,7 +69,7 @@ export class RequestLineWriter {
     const message = `,${JSON.stringify(held<string>(logger, messageKeySym))}:"request"}\n`;
     let text = '';
     for (const entry of queued) {
-      const fields = guarded(() => JSON.stringify(entry.line()).slice(1, -1), logger);
+      const fields = guarded(() => JSON.stringify(entry.line).slice(1, -1), logger);
       if (fields !== undefined) text += `${level}${entry.time}${bindings}${fields ? `,${fields}` : ''}${message}`;
     }
     if (text) stream.write(text);
@@ -74,9 +77,9 @@ export class RequestLineWriter {
 }
 
 /**
- * The lines are built outside the request that finished, at the end of a turn (setImmediate): a
- * line that cannot be built or serialised is dropped with a warning, never thrown there, where it
- * would end the process and the turn's other lines with it.
+ * A line that cannot be built or serialised is dropped with a warning, never thrown: not into the
+ * session's finish (the client's answer has left already), and not at the end of a turn
+ * (setImmediate), where it would end the process and the turn's other lines with it.
  */
 function guarded<T>(build: () => T, logger: Logger): T | undefined {
   try {
