@@ -37,7 +37,9 @@
  * Profile with `--cache`: the same, with callgrind's cache simulation on, so the misses are placed
  * too: per request by origin (instructions, first-level instruction and data misses, last-level
  * misses, and a rough cycle estimate from them), and the functions with the most instruction-cache
- * misses. What `--cache` says in sum, this says by place.
+ * misses. What `--cache` says in sum, this says by place. For the steady state warm up with
+ * `--warmup 15000`: after the default 6,000 the gateway is still compiling (its optimising
+ * compiler 60k instructions per measured request, against 4k after 15,000; docs/performance.md).
  *
  * Needs valgrind; prints why and exits 0 without it. Slow (valgrind runs node ~40× slower): a
  * count pair takes two to four minutes at the defaults, a profile about as long.
