@@ -163,3 +163,18 @@ describe('cancellation and progress (§7.14, §9)', () => {
     });
   });
 });
+
+describe('Session observers', () => {
+  it('answers what the request produced, once, when the onFinished observer throws', async () => {
+    const seen: string[] = [];
+    const onFinished = (info: { method: string }): void => {
+      seen.push(info.method);
+      throw new Error('observer failed');
+    };
+    const session = new Session(service(), { transport: 'stdio', stateless: false, onFinished });
+    // A lifecycle answer (the session's own) and a dispatched one (the service's).
+    expect(await one(session, req(1, 'initialize', { protocolVersion: 1 }))).toMatchObject({ result: { protocolVersion: 1 } });
+    expect(await one(session, req(2, 'retrieve', { query: 'q' }))).toMatchObject({ result: { echo: { query: 'q' } } });
+    expect(seen).toEqual(['initialize', 'retrieve']);
+  });
+});

@@ -101,7 +101,9 @@ function errorSummary(error: { code: number; message: string; data?: unknown }, 
     if (typeof value === 'string' || typeof value === 'boolean') out[key] = value;
   }
   if (data && Array.isArray(data.engines)) {
-    out.engines = data.engines.filter(isJsonObject).map((e) => ({ engine: e.engine ?? null, reason: e.reason ?? null }));
+    // Strings only: the line names engines and reasons, it does not carry whatever an error's data held.
+    const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+    out.engines = data.engines.filter(isJsonObject).map((e) => ({ engine: text(e.engine), reason: text(e.reason) }));
   }
   if (logQueries || data?.engine === undefined) out.message = error.message.slice(0, 300);
   return out;

@@ -159,12 +159,14 @@ export class Session {
       const error = RcpError.invalidParams('params', `params nest deeper than ${MAX_PARAMS_DEPTH} levels`);
       return this.finish(method, started, undefined, errorResponse(id, toWireError(error)));
     }
+    // Only the lifecycle's own errors are its answer: finish stays outside the try, so it runs once.
+    let lifecycle: ResponseMessage | undefined;
     try {
-      const lifecycle = this.lifecycle(request);
-      if (lifecycle) return this.finish(method, started, undefined, lifecycle);
+      lifecycle = this.lifecycle(request);
     } catch (err) {
-      return this.finish(method, started, undefined, errorResponse(id, toWireError(err)));
+      lifecycle = errorResponse(id, toWireError(err));
     }
+    if (lifecycle) return this.finish(method, started, undefined, lifecycle);
     if (this.inFlight.has(id)) {
       // §4.7: ids are unique among in-flight requests; a duplicate would make cancel ambiguous.
       return this.finish(method, started, undefined, invalidRequest(id, 'id is already in flight'));
@@ -291,7 +293,12 @@ export class Session {
       };
       if (ctx) info.ctx = ctx;
       if (this.options.principal) info.principal = this.options.principal;
-      this.options.onFinished(info);
+      try {
+        this.options.onFinished(info);
+      } catch {
+        // An observer's failure (metrics, the log line) must not replace the client's answer or
+        // reject its promise: the answer is what the request produced, observed or not.
+      }
     }
     return response;
   }

@@ -78,8 +78,9 @@ export class RequestLineWriter {
 
 /**
  * A line that cannot be built or serialised is dropped with a warning, never thrown: not into the
- * session's finish (the client's answer has left already), and not at the end of a turn
- * (setImmediate), where it would end the process and the turn's other lines with it.
+ * session's finish (the client's answer is on its way out, and an observer must not change it), and
+ * not at the end of a turn (setImmediate), where it would end the process and the turn's other
+ * lines with it.
  */
 function guarded<T>(build: () => T, logger: Logger): T | undefined {
   try {
