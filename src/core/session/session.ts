@@ -32,7 +32,8 @@ import {
 } from '../protocol/params.js';
 import { shedError } from './admission.js';
 import { logFrames, progressFrames, type FrameSink } from './client-frames.js';
-import type { FinishedInfo, InboundRequest, SessionOptions } from './session-options.js';
+import type { InboundRequest, SessionOptions } from './session-options.js';
+import { reportFinished } from './finished.js';
 import { PendingRequest } from './pending.js';
 import { abortReasonOf, type AbortReason, type CallContext, type LogLevel, type RcpService } from '../service/contract.js';
 import { assertMethodAllowed, deadlineCeiling } from '../auth/principal.js';
@@ -283,23 +284,8 @@ export class Session {
     response: ResponseMessage,
     ctx?: CallContext,
   ): ResponseMessage {
-    if (this.options.onFinished) {
-      const info: FinishedInfo = {
-        method,
-        code: 'error' in response ? response.error.code : 0,
-        durationMs: performance.now() - started,
-        abortReason,
-        response,
-      };
-      if (ctx) info.ctx = ctx;
-      if (this.options.principal) info.principal = this.options.principal;
-      try {
-        this.options.onFinished(info);
-      } catch {
-        // An observer's failure (metrics, the log line) must not replace the client's answer or
-        // reject its promise: the answer is what the request produced, observed or not.
-      }
-    }
+    const { onFinished } = this.options;
+    if (onFinished) reportFinished(onFinished, this.options.principal, method, started, abortReason, response, ctx);
     return response;
   }
 }
