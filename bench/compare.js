@@ -108,13 +108,21 @@ try {
     pin(v.pids(), 1);
     v.target = { url: `${v.proc.url}/retrieve`, body, verify };
     v.runs = [];
-    // Discarded; sliced as the rounds are, so the reconnects' recompilation is behind us too.
-    for (let left = Number(values.warmup); left > 0; left -= Number(values.seconds)) {
+  }
+  // Discarded; sliced as the rounds are, so the reconnects' recompilation is behind us too, and
+  // interleaved as the rounds are: warmed one after the other, the first variant sat idle for the
+  // others' whole warm-up and measured its first round cold (320 µs against ~165, stop 39).
+  for (let left = Number(values.warmup); left > 0; left -= Number(values.seconds)) {
+    for (const v of variants) {
       await throughput(v.target, { connections: Number(values.connections), seconds: Math.min(left, Number(values.seconds)) });
     }
   }
   for (let round = 0; round < Number(values.rounds); round++) {
-    for (const v of variants) {
+    // The order turns by one place each round, so every variant (the bare ceiling too) is loaded
+    // first, second, … equally often: in a fixed order the first place measured ~10 % more CPU per
+    // request than the others with the very same build (A/A/A run, docs/performance.md, stop 39).
+    for (let i = 0; i < variants.length; i++) {
+      const v = variants[(i + round) % variants.length];
       const before = cpuMs(v.pids());
       const genBefore = process.cpuUsage();
       const t = await throughput(v.target, { connections: Number(values.connections), seconds: Number(values.seconds) });
