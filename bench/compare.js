@@ -10,7 +10,7 @@
  * rounds it was lower, and the sign test's p (bench/lib/paired.js), so a few-percent change is
  * judged with a number on a host whose speed drifts.
  *
- *   node bench/compare.js [--engines 1|3] [--rounds 8] [--seconds 2] [--connections 50] [--pin]
+ *   node bench/compare.js [--engines 1|3] [--rounds 8 (rounded up to whole turns of the order)] [--seconds 2] [--connections 50] [--pin]
  *        [--variant 'NAME=CLI_PATH[@GATEWAY_JSON][ NODE_FLAG…]']... [--no-spec] [--floor-variant 'NAME=STEP[,STEP…][ ARG…]']...
  *        [--bare-variant 'NAME=NODE_FLAG[ NODE_FLAG…]']... [--warmup 20]
  *
@@ -117,10 +117,12 @@ try {
       await throughput(v.target, { connections: Number(values.connections), seconds: Math.min(left, Number(values.seconds)) });
     }
   }
-  for (let round = 0; round < Number(values.rounds); round++) {
-    // The order turns by one place each round, so every variant (the bare ceiling too) is loaded
-    // first, second, … equally often: in a fixed order the first place measured ~10 % more CPU per
-    // request than the others with the very same build (A/A/A run, docs/performance.md, stop 39).
+  // The order turns by one place each round, so every variant (the bare ceiling too) is loaded
+  // first, second, … equally often: in a fixed order the first place measured ~10 % more CPU per
+  // request than the others with the very same build (A/A/A run, docs/performance.md, stop 39).
+  // The rounds are rounded up to whole turns, so no place is held more often than another.
+  const rounds = Math.ceil(Number(values.rounds) / variants.length) * variants.length;
+  for (let round = 0; round < rounds; round++) {
     for (let i = 0; i < variants.length; i++) {
       const v = variants[(i + round) % variants.length];
       const before = cpuMs(v.pids());
