@@ -12,7 +12,7 @@
  *
  *   node bench/compare.js [--engines 1|3] [--rounds 8 (rounded up to whole turns of the order)] [--seconds 2] [--connections 50] [--pin]
  *        [--variant 'NAME=CLI_PATH[@GATEWAY_JSON][ NODE_FLAG…]']... [--no-spec] [--floor-variant 'NAME=STEP[,STEP…][ ARG…]']...
- *        [--bare-variant 'NAME=NODE_FLAG[ NODE_FLAG…]']... [--warmup 20]
+ *        [--bare-variant 'NAME=NODE_FLAG[ NODE_FLAG…]']... [--warmup 20] [--instances 1]
  *
  * Beside the variants and the bare ceiling runs the spec floor (bench/lib/spec-floor.js: the bare
  * ceiling plus only the work RCP/1 requires of a gateway), so the gateway's excess over the bare
@@ -25,6 +25,11 @@
  * so a runtime setting tried on the gateway is priced on the ceiling too; the ratios stay against
  * the plain bare ceiling. Each row also gives the load generator's own CPU per request (this
  * process: autocannon and the response checks).
+ *
+ * --instances N starts N processes of every variant (the bare ceiling too), each in the turning
+ * order: a variant's figure per round is then its instances' mean, and each instance's own ratio is
+ * printed, since one process of a build can differ from another of the same build by several
+ * percent for its whole life (A/A runs, docs/performance.md, stop 39).
  *
  * --pin puts the processes under test on CPU 1 and the load generator and engines on CPU 0.
  * Without --variant it compares dist/cli/main.js with the bare ceiling.
@@ -51,10 +56,15 @@ const { values } = parseArgs({
     // ones, and a reconnect deoptimises code bound to the old connections' maps; docs/performance.md,
     // stops 37–38); the bare proxy in ~1 s.
     warmup: { type: 'string', default: '20' },
+    // Processes per variant. One process of a build can sit a few percent above or below another of
+    // the same build for its whole life (A/A runs, stop 39), which rounds of the same processes do
+    // not average out; several instances per variant, each in the turning order, do.
+    instances: { type: 'string', default: '1' },
   },
   allowNegative: true, // --no-spec
 });
 const log = (line) => process.stdout.write(`${line}\n`);
+const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length;
 if (!(Number(values.seconds) > 0) || !(Number(values.warmup) >= 0)) {
   process.stderr.write('compare.js: --seconds must be a positive number and --warmup a non-negative one\n');
   process.exit(2);
@@ -86,6 +96,17 @@ for (const spec of values['bare-variant']) {
   });
 }
 variants.push({ name: 'bare', bare: true });
+const INSTANCES = Number(values.instances);
+if (!Number.isInteger(INSTANCES) || INSTANCES < 1) {
+  process.stderr.write('compare.js: --instances must be a positive whole number\n');
+  process.exit(2);
+}
+if (INSTANCES > 1) {
+  const copies = variants.flatMap((v) =>
+    Array.from({ length: INSTANCES }, (_, i) => ({ ...v, name: `${v.name}#${i + 1}`, family: v.name })),
+  );
+  variants.splice(0, variants.length, ...copies);
+}
 let pinning = values.pin;
 const pin = (pids, cpu) => {
   if (!pinning) return;
@@ -136,9 +157,10 @@ try {
         bad: t.bad,
       });
     }
-    const bare = variants.at(-1).runs[round];
+    // The plain bare ceiling's figure this round (its instances' mean).
+    const bareCpu = mean(variants.filter((v) => v.bare && !v.nodeArgs).map((v) => v.runs[round].cpu));
     log(
-      `round ${round + 1}: ${variants.map((v) => `${v.name} ${v.runs[round].cpu.toFixed(0)} µs (${(v.runs[round].cpu / bare.cpu).toFixed(2)})`).join(', ')}`,
+      `round ${round + 1}: ${variants.map((v) => `${v.name} ${v.runs[round].cpu.toFixed(0)} µs (${(v.runs[round].cpu / bareCpu).toFixed(2)})`).join(', ')}`,
     );
   }
 } finally {
@@ -146,14 +168,42 @@ try {
   await engines.stop();
 }
 log('');
-const bare = variants.at(-1);
+/**
+ * With several instances per variant, each variant's figure per round is the mean of its
+ * instances' in that round, and what follows is judged on those; each instance's own median
+ * ratio to the bare ceiling is printed first, so the spread between processes is in view.
+ */
+function familiesOf(all) {
+  if (INSTANCES === 1) return all;
+  const byName = new Map();
+  for (const v of all) byName.set(v.family, [...(byName.get(v.family) ?? []), v]);
+  return [...byName.values()].map((members) => ({
+    ...members[0],
+    name: members[0].family,
+    members,
+    runs: members[0].runs.map((_, round) => ({
+      rps: mean(members.map((m) => m.runs[round].rps)),
+      cpu: mean(members.map((m) => m.runs[round].cpu)),
+      gen: mean(members.map((m) => m.runs[round].gen)),
+      bad: members.reduce((n, m) => n + m.runs[round].bad, 0),
+    })),
+  }));
+}
+const families = familiesOf(variants);
+const bare = families.at(-1);
 /** `v`'s figure `field` against `reference`'s, round by round (bench/lib/paired.js). */
 const perRound = (v, reference, field) =>
   pairedRatio(
     v.runs.map((r) => r[field]),
     reference.runs.map((r) => r[field]),
   );
-for (const v of variants) {
+if (INSTANCES > 1) {
+  for (const f of families) {
+    const each = f.members.map((m) => perRound(m, bare, 'cpu').median.toFixed(2));
+    log(`${f.name.padEnd(20)} CPU ÷ bare per instance: ${each.join(', ')}`);
+  }
+}
+for (const v of families) {
   const cpuRatio = perRound(v, bare, 'cpu').median;
   const rpsRatio = perRound(v, bare, 'rps').median;
   const bad = v.runs.reduce((n, r) => n + r.bad, 0);
@@ -168,13 +218,13 @@ for (const v of variants) {
   );
 }
 // Each further gateway variant against the first, round by round (a change judged on its own).
-const gateways = variants.filter((v) => !v.bare && !v.floor);
+const gateways = families.filter((v) => !v.bare && !v.floor);
 for (const v of gateways.slice(1)) {
   log(`${v.name.padEnd(20)} CPU ÷ ${gateways[0].name}, per round: ${describePaired(perRound(v, gateways[0], 'cpu'))}`);
 }
-const floor = variants.find((v) => v.floor && v.skip.length === 0 && !v.args?.length);
+const floor = families.find((v) => v.floor && v.skip.length === 0 && !v.args?.length);
 if (floor) {
-  for (const v of variants.filter((x) => x !== floor && !x.bare)) {
+  for (const v of families.filter((x) => x !== floor && !x.bare)) {
     const cpuRatio = perRound(v, floor, 'cpu').median;
     const rpsRatio = perRound(v, floor, 'rps').median;
     log(`${v.name.padEnd(20)} against the spec floor: CPU ÷ floor ${cpuRatio.toFixed(2)}   req/s ÷ floor ${rpsRatio.toFixed(2)}`);
