@@ -98,6 +98,20 @@ describe('bench harness (smoke)', () => {
     expect(out, out).not.toContain('bad ');
   }, 120_000);
 
+  it('the paired comparison runs several instances per variant and prints each instance beside the family', async () => {
+    const { code, out } = await runScript('bench/compare.js', [...TINY_COMPARE, '--no-spec', '--instances', '2']);
+    expect(code, out).toBe(0);
+    // gateway#1, gateway#2, bare#1, bare#2: two rounds asked for, rounded up to one whole turn of four.
+    expect(out, out).toMatch(/^round 4: /m);
+    expect(out, out).not.toMatch(/^round 5: /m);
+    expect(out, out).toMatch(/^round 1: .*gateway#1 \d+ µs .*gateway#2 \d+ µs .*bare#1 \d+ µs .*bare#2 \d+ µs/m);
+    expect(out, out).toMatch(/^gateway\s+CPU ÷ bare per instance: [\d.]+, [\d.]+$/m);
+    expect(out, out).toMatch(
+      /^gateway\s+\d+ req\/s\s+\d+ µs\/req\s+load generator \d+ µs\/req\s+CPU ÷ bare [\d.]+\s+req\/s ÷ bare [\d.]+$/m,
+    );
+    expect(out, out).not.toContain('bad ');
+  }, 120_000);
+
   it('the core cost runs a build against another in one process and prints both and their ratio', async () => {
     const { code, out } = await runScript('bench/core-cost.js', [
       '--seconds',
