@@ -22,6 +22,9 @@ const SCENARIOS = [
 ];
 /** compare.js at its smallest: two rounds of short slices at low load. */
 const TINY_COMPARE = ['--rounds', '2', '--seconds', '0.3', '--warmup', '0.3', '--connections', '8'];
+/** compare.js's summary row for one variant (or one family of instances). */
+const compareRow = (name: string): RegExp =>
+  new RegExp(`^${name}\\s+\\d+ req/s\\s+\\d+ µs/req\\s+load generator \\d+ µs/req\\s+CPU ÷ bare [\\d.]+\\s+req/s ÷ bare [\\d.]+$`, 'm');
 const RATIOS = ['B÷A', 'B÷D1', 'C÷D', 'B÷F1', 'C÷F', 'C 2w÷1w', 'fusion÷parse', 'KB per SSE stream'];
 
 describe('bench harness (smoke)', () => {
@@ -69,14 +72,7 @@ describe('bench harness (smoke)', () => {
     expect(out, out).toMatch(
       /^round 2: gateway \d+ µs \([\d.]+\), spec floor \d+ µs \([\d.]+\), bare-32 \d+ µs \([\d.]+\), bare \d+ µs \(1\.00\)$/m,
     );
-    for (const name of ['gateway', 'bare-32']) {
-      expect(out, out).toMatch(
-        new RegExp(
-          `^${name}\\s+\\d+ req/s\\s+\\d+ µs/req\\s+load generator \\d+ µs/req\\s+CPU ÷ bare [\\d.]+\\s+req/s ÷ bare [\\d.]+$`,
-          'm',
-        ),
-      );
-    }
+    for (const name of ['gateway', 'bare-32']) expect(out, out).toMatch(compareRow(name));
     expect(out, out).toMatch(/^gateway\s+against the spec floor: CPU ÷ floor [\d.]+\s+req\/s ÷ floor [\d.]+$/m);
     expect(out, out).not.toContain('bad ');
   }, 120_000);
@@ -106,9 +102,7 @@ describe('bench harness (smoke)', () => {
     expect(out, out).not.toMatch(/^round 5: /m);
     expect(out, out).toMatch(/^round 1: .*gateway#1 \d+ µs .*gateway#2 \d+ µs .*bare#1 \d+ µs .*bare#2 \d+ µs/m);
     expect(out, out).toMatch(/^gateway\s+CPU ÷ bare per instance: [\d.]+, [\d.]+$/m);
-    expect(out, out).toMatch(
-      /^gateway\s+\d+ req\/s\s+\d+ µs\/req\s+load generator \d+ µs\/req\s+CPU ÷ bare [\d.]+\s+req\/s ÷ bare [\d.]+$/m,
-    );
+    expect(out, out).toMatch(compareRow('gateway'));
     expect(out, out).not.toContain('bad ');
   }, 120_000);
 
