@@ -114,6 +114,18 @@ describe('circuit breaker', () => {
     h.breaker.shutdown();
   });
 
+  it("keeps nothing per plain success in opossum's window but the count it decides by", async () => {
+    const h = harness();
+    for (let i = 0; i < 200; i++) await h.breaker.fire(() => Promise.resolve(i));
+    // opossum's own window (its public `status.window`, one object per bucket): the calls counted
+    // as fires, and no latency entry or success kept per call (opossum 9 pushes one per 'success').
+    const circuit = (h.breaker as unknown as { circuit: { status: { window: Array<{ fires: number; latencyTimes: number[] }> } } }).circuit;
+    const buckets = circuit.status.window;
+    expect(buckets.reduce((sum, bucket) => sum + bucket.fires, 0)).toBe(200);
+    expect(buckets.reduce((sum, bucket) => sum + bucket.latencyTimes.length, 0)).toBe(0);
+    h.breaker.shutdown();
+  });
+
   it('refuses at once while open, without calling the engine', async () => {
     const h = harness();
     await openIt(h);
