@@ -5,6 +5,7 @@
  * bound on hostile lines.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type CircuitBreaker from 'opossum';
 import { EngineBreaker, type BreakerState, type TransitionInfo } from '../../src/core/resilience/breaker.js';
 import { UpstreamError } from '../../src/core/upstream/errors.js';
 import { RetryBudget, withRetry, type RetryDecision, type RetryGuard } from '../../src/core/resilience/retry.js';
@@ -118,9 +119,8 @@ describe('circuit breaker', () => {
     const h = harness();
     for (let i = 0; i < 200; i++) await h.breaker.fire(() => Promise.resolve(i));
     // opossum's own window (its public `status.window`, one object per bucket): the calls counted
-    // as fires, and no latency entry or success kept per call (opossum 9 pushes one per 'success').
-    const circuit = (h.breaker as unknown as { circuit: { status: { window: Array<{ fires: number; latencyTimes: number[] }> } } }).circuit;
-    const buckets = circuit.status.window;
+    // as fires, and no latency entry kept per call (opossum 9 pushes one per 'success').
+    const buckets = (h.breaker as unknown as { circuit: CircuitBreaker }).circuit.status.window;
     expect(buckets.reduce((sum, bucket) => sum + bucket.fires, 0)).toBe(200);
     expect(buckets.reduce((sum, bucket) => sum + bucket.latencyTimes.length, 0)).toBe(0);
     h.breaker.shutdown();

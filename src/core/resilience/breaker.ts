@@ -137,15 +137,14 @@ export class EngineBreaker {
   }
 
   /**
-   * A success on a closed breaker, counted as opossum's own `fire` counts what it decides by, less
-   * its promises. opossum opens on failures ÷ fires in its rolling window (circuit.js `fail`), and
-   * a closed circuit does nothing else on a success: its only other 'success' listener closes a
-   * half-open one. So the leg is counted as a 'fire' and nothing more. A 'success' event would
-   * add to a success count nothing reads and, in opossum 9, push a latency into the current
-   * bucket's array even with percentiles off: per engine an array growing by one entry per leg,
-   * kept for the whole rolling window (docs/performance.md, "The breaker's success report").
-   * Firing a no-op action instead cost seven promises and two timestamps per leg, ~0.07 of the
-   * bare ceiling's CPU with three engines (bench/RESULTS.md, 2026-12-02, promises).
+   * A success on a closed breaker, counted as opossum counts what it decides by, less its promises:
+   * opossum opens on failures ÷ fires in its rolling window (circuit.js `fail`), and a closed
+   * circuit does nothing else on a success (its only other 'success' listener closes a half-open
+   * one), so the leg is one 'fire' event. A 'success' event would add to a count nothing reads and,
+   * in opossum 9, push a latency into the current bucket's array even with percentiles off: one
+   * entry per leg, kept for the whole rolling window (docs/performance.md, "Bounds on what is
+   * left", stop 41). Firing a no-op action instead cost seven promises and two timestamps per leg,
+   * ~0.07 of the bare ceiling's CPU with three engines (bench/RESULTS.md, 2026-12-02, promises).
    */
   private reportSuccess(generation: number): void {
     if (generation !== this.generation) return;
