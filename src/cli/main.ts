@@ -28,7 +28,7 @@ const HELP: Record<string, string> = {
   main: `rcp-gateway — a federated gateway for the Retrieval Context Protocol (RCP/1)
 
 Usage:
-  rcp-gateway serve [--config FILE] [--host H] [--port N]   serve HTTP at http://H:N/rcp
+  rcp-gateway serve [--config FILE] [--host H] [--port N] [--workers N|auto]   serve HTTP at http://H:N/rcp
   rcp-gateway stdio [--config FILE]                         serve RCP over stdin/stdout
   rcp-gateway mcp-stdio [--config FILE]                     serve the gateway as an MCP server over stdin/stdout
   rcp-gateway check-config [--config FILE]                  validate a config and probe its engines

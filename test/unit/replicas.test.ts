@@ -33,8 +33,11 @@ class HeldTransport extends FakeTransport {
 
 const refused = (): Promise<JsonObject> => Promise.reject(new UpstreamError('transport', 'request failed: connect ECONNREFUSED'));
 
+/** A replica set as after the engine's initialize: every replica answered it (the late joiner has tests of its own). */
 function replicaSet(children: FakeTransport[], options: ReplicaTransportOptions = {}): ReplicaTransport {
-  return new ReplicaTransport(children, { now: () => Date.now(), ...options });
+  const set = new ReplicaTransport(children, { now: () => Date.now(), ...options });
+  for (const replica of set.replicas) replica.initialized = true;
+  return set;
 }
 
 beforeEach(() => {

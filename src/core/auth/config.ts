@@ -4,6 +4,7 @@
  * config stays open on loopback (§15.1: "loopback unless fronted").
  */
 import { z } from 'zod';
+import { durationMs } from '../config/primitives.js';
 
 const positiveInt = z.int().min(1);
 
@@ -36,7 +37,7 @@ export const TenantSchema = z.strictObject({
   /** Ceiling on `retrieve` k (below `gateway.maxK`). */
   maxK: positiveInt.optional(),
   /** Ceiling on a request's deadline (below `gateway.deadlineMs`). */
-  maxDeadlineMs: positiveInt.optional(),
+  maxDeadlineMs: durationMs.optional(),
   /** Per-principal quota of this tenant's principals (replaces `quotas.default`). */
   quota: QuotaSchema.optional(),
 });

@@ -4,18 +4,18 @@
  * breaker overrides, hedging and id space. schema.ts puts the entries in the whole config.
  */
 import { z } from 'zod';
-import { httpUrl, nonNegativeInt, positiveInt } from './primitives.js';
+import { durationMs, httpUrl, nonNegativeInt, positiveInt } from './primitives.js';
 
 export const BreakerSettingsSchema = z.strictObject({
   /** Failure percentage in the rolling window that opens the breaker. */
   errorThresholdPercentage: z.number().min(1).max(100).default(50),
-  rollingWindowMs: positiveInt.default(10_000),
+  rollingWindowMs: durationMs.default(10_000),
   rollingBuckets: positiveInt.default(10),
   /** Minimum calls in the window before the breaker may open (opossum's default of 0 opens on one failure). */
   volumeThreshold: positiveInt.default(5),
-  resetTimeoutMs: positiveInt.default(5_000),
+  resetTimeoutMs: durationMs.default(5_000),
   /** Reset timeout grows ×2 per consecutive opening, capped here. */
-  maxResetTimeoutMs: positiveInt.default(60_000),
+  maxResetTimeoutMs: durationMs.default(60_000),
 });
 export type BreakerSettings = z.infer<typeof BreakerSettingsSchema>;
 
@@ -25,11 +25,11 @@ export type BreakerSettings = z.infer<typeof BreakerSettingsSchema>;
  */
 export const PartialBreakerSchema = z.strictObject({
   errorThresholdPercentage: z.number().min(1).max(100).optional(),
-  rollingWindowMs: positiveInt.optional(),
+  rollingWindowMs: durationMs.optional(),
   rollingBuckets: positiveInt.optional(),
   volumeThreshold: positiveInt.optional(),
-  resetTimeoutMs: positiveInt.optional(),
-  maxResetTimeoutMs: positiveInt.optional(),
+  resetTimeoutMs: durationMs.optional(),
+  maxResetTimeoutMs: durationMs.optional(),
 });
 
 /** An engine id: what configs may name, and all a compact cursor (federation/fused-cursor.ts) accepts as one. */
@@ -49,7 +49,7 @@ export const EngineSchema = z
     hedge: z
       .strictObject({
         /** Hedge after this many ms; absent = the engine's observed p95. */
-        delayMs: positiveInt.optional(),
+        delayMs: durationMs.optional(),
         /** Extra requests allowed, as a share of reads (token bucket). */
         budget: z.number().min(0).max(1).default(0.05),
       })
@@ -64,7 +64,7 @@ export const EngineSchema = z
     required: z.boolean().default(false),
     priority: z.number().finite().default(0),
     // Per-engine settings (all optional; gateway defaults apply).
-    timeoutMs: positiveInt.optional(),
+    timeoutMs: durationMs.optional(),
     maxConcurrent: positiveInt.optional(),
     maxQueue: nonNegativeInt.optional(),
     maxResponseBytes: positiveInt.optional(),
@@ -112,5 +112,24 @@ function replicaProblems(engine: { transport: string; url?: string; urls?: strin
   }
   if (engine.hedge && !engine.urls) {
     ctx.addIssue({ code: 'custom', path: ['hedge'], message: 'hedging needs replicas: list them in urls' });
+  }
+  // Two spellings of one server are one replica: its hedges and failovers would go back to it.
+  const seen = new Map<string, number>();
+  engine.urls?.forEach((url, index) => {
+    const server = sameServerKey(url);
+    const first = seen.get(server);
+    if (first === undefined) seen.set(server, index);
+    else
+      ctx.addIssue({ code: 'custom', path: ['urls', index], message: `the same server as urls[${first}]: each replica must be its own` });
+  });
+}
+
+/** A URL as the server it reaches: host case, default port, a host's trailing dot and a path's trailing slash aside. */
+function sameServerKey(value: string): string {
+  try {
+    const url = new URL(value);
+    return `${url.protocol}//${url.hostname.replace(/\.$/, '')}:${url.port}${url.pathname.replace(/\/+$/, '')}${url.search}`;
+  } catch {
+    return value; // not a URL: httpUrl reports it
   }
 }

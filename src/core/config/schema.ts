@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { ExperimentsSchema, armEngineProblems } from '../experiments/arms.js';
 import { AuthSchema, QuotasSchema, TenantsSchema, authProblems } from '../auth/config.js';
 import { EngineSchema, PartialBreakerSchema } from './engine-schema.js';
-import { nonNegativeInt, positiveInt } from './primitives.js';
+import { durationMs, nonNegativeDurationMs, nonNegativeInt, positiveInt } from './primitives.js';
 
 export { BreakerSettingsSchema, type BreakerSettings, type EngineConfig } from './engine-schema.js';
 
@@ -47,11 +47,11 @@ export const GatewaySchema = z.strictObject({
     .regex(/^\/[A-Za-z0-9._/-]*$/, 'expected a path starting with "/"')
     .default('/rcp'),
   /** Default overall deadline per request; a client's `_meta.deadlineMs` can only shorten it. */
-  deadlineMs: positiveInt.default(10_000),
+  deadlineMs: durationMs.default(10_000),
   /** Default per-engine timeout for one upstream call. */
-  engineTimeoutMs: positiveInt.default(8_000),
+  engineTimeoutMs: durationMs.default(8_000),
   /** Time reserved for fusion and the answer when forwarding `_meta.deadlineMs` (§16.2). */
-  deadlineReserveMs: nonNegativeInt.default(50),
+  deadlineReserveMs: nonNegativeDurationMs.default(50),
   rrfK: z.number().finite().min(0).default(60),
   maxK: positiveInt.default(100),
   /**
@@ -72,9 +72,9 @@ export const GatewaySchema = z.strictObject({
   /** Members of one JSON-RPC batch (§11); each counts against maxInFlight. Larger batches: 413 / -32013. */
   maxBatchSize: positiveInt.default(100),
   /** HTTP: time to receive a request's headers. */
-  headersTimeoutMs: positiveInt.default(10_000),
+  headersTimeoutMs: durationMs.default(10_000),
   /** HTTP: longest silence between two reads of a request body (as nginx's client_body_timeout); then 408. */
-  bodyTimeoutMs: positiveInt.default(10_000),
+  bodyTimeoutMs: durationMs.default(10_000),
   /** HTTP: open connections per client address; more are closed at once. */
   maxConnectionsPerIp: positiveInt.default(256),
   /**
@@ -85,7 +85,7 @@ export const GatewaySchema = z.strictObject({
   directLane: z.boolean().default(true),
   maxConcurrentPerEngine: positiveInt.default(64),
   maxQueuePerEngine: nonNegativeInt.default(256),
-  sseHeartbeatMs: positiveInt.default(15_000),
+  sseHeartbeatMs: durationMs.default(15_000),
   progressFramesPerSecond: positiveInt.default(20),
   /**
    * Optional stateful HTTP sessions (§5.2): `initialize` over HTTP returns `_meta.session`, and a
@@ -94,7 +94,7 @@ export const GatewaySchema = z.strictObject({
    */
   httpSessions: z.boolean().default(false),
   /** An HTTP session unused for this long is forgotten. */
-  httpSessionTtlMs: positiveInt.default(900_000),
+  httpSessionTtlMs: durationMs.default(900_000),
   /** At most this many live HTTP sessions; the least recently used is forgotten first. */
   maxHttpSessions: positiveInt.default(10_000),
   corsOrigins: z.array(z.string()).default([]),
@@ -106,9 +106,9 @@ export const GatewaySchema = z.strictObject({
       budgetRatio: z.number().min(0).max(1).default(0.1),
       /** Retries always allowed per window, so a quiet gateway can still retry. */
       minPerWindow: nonNegativeInt.default(10),
-      windowMs: positiveInt.default(10_000),
+      windowMs: durationMs.default(10_000),
       /** Base delay before a retry when the engine gave no retryAfterMs (jittered ×0.5–1.5). */
-      backoffMs: nonNegativeInt.default(50),
+      backoffMs: nonNegativeDurationMs.default(50),
     })
     .default({ budgetRatio: 0.1, minPerWindow: 10, windowMs: 10_000, backoffMs: 50 }),
   /** method → engine id or ordered list of engine ids (routing of non-fusable methods). */
@@ -133,12 +133,12 @@ export const GatewaySchema = z.strictObject({
    * then the drain (drainTimeoutMs) starts. 0 = stop accepting at once (Kubernetes: use a preStop
    * sleep instead, the endpoint removal does not depend on /readyz).
    */
-  drainDelayMs: nonNegativeInt.default(0),
-  drainTimeoutMs: positiveInt.default(10_000),
+  drainDelayMs: nonNegativeDurationMs.default(0),
+  drainTimeoutMs: durationMs.default(10_000),
   /** Supervision: first delay before restarting / re-initializing an engine that is down; ×2 per failed attempt (±20 % jitter). */
-  restartDelayMs: positiveInt.default(200),
+  restartDelayMs: durationMs.default(200),
   /** Cap on that delay. */
-  restartMaxDelayMs: positiveInt.default(30_000),
+  restartMaxDelayMs: durationMs.default(30_000),
   logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   /** Put query text into request log lines (off: queries can carry personal data). */
   logQueries: z.boolean().default(false),

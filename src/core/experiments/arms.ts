@@ -16,6 +16,7 @@
  *    `feedback` credits the arm whose hit was used, through a signed token (attribution.ts).
  */
 import { z } from 'zod';
+import { durationMs } from '../config/primitives.js';
 
 const name = z
   .string()
@@ -82,7 +83,7 @@ export const ShadowSchema = z.strictObject({
   shadow: name,
   /** Share of the experiment's requests that also run the shadow arm. */
   sample: share.default(0.1),
-  deadlineMs: positiveInt.default(2_000),
+  deadlineMs: durationMs.default(2_000),
   /** Shadow calls in flight at once; a request over the cap skips its shadow run. */
   maxConcurrent: positiveInt.default(4),
   /** Shadow runs allowed per minute (a token bucket); 0 = no shadow runs. */

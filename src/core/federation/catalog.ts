@@ -13,6 +13,7 @@ export function catalogList(engines: readonly Engine[], exposeEndpoints: boolean
 
 export function catalogEntry(engine: Engine, expose: boolean): JsonObject {
   const breaker = engine.breaker.snapshot();
+  const showEndpoint = expose || engine.config.expose === true;
   const entry: JsonObject = {
     id: engine.id,
     server: engine.server ?? { name: engine.id },
@@ -27,14 +28,15 @@ export function catalogEntry(engine: Engine, expose: boolean): JsonObject {
       required: engine.required,
       priority: engine.priority,
       queueDepth: engine.queueDepth,
-      ...(engine.lastError && engine.status !== 'ready' ? { lastError: engine.lastError } : {}),
+      // The platform's text names addresses and ports; a client sees it only where endpoints are shown.
+      ...(engine.lastError && engine.status !== 'ready' ? { lastError: showEndpoint ? engine.lastError : engine.lastPublicError } : {}),
     },
   };
   // Replicas by index, never by URL: endpoints stay hidden unless exposed (§4.4 vendor key).
   const replicaSet = engine.replicaSet;
   if (replicaSet) (entry._meta as JsonObject)[VENDOR_KEY] = { ...replicaSet };
   // An in-process adapter has no endpoint another client could reach.
-  if ((expose || engine.config.expose) && engine.config.transport !== 'adapter') {
+  if (showEndpoint && engine.config.transport !== 'adapter') {
     entry.endpoint =
       engine.config.transport === 'http'
         ? { transport: 'http', url: engine.config.url ?? engine.config.urls?.[0] }

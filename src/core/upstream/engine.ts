@@ -116,6 +116,11 @@ export class Engine {
     return this.supervisor.lastError;
   }
 
+  /** `lastError` as a client may see it: no address, port or path. */
+  get lastPublicError(): string | undefined {
+    return this.supervisor.lastPublicError;
+  }
+
   get queueDepth(): number {
     return this.limiter.waiting;
   }

@@ -13,6 +13,7 @@
  */
 import type { HedgeBudget } from '../resilience/hedge-budget.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
+import { ErrorCode } from '../protocol/errors.js';
 import { UpstreamError } from './errors.js';
 import type { Replica } from './replica.js';
 import type { UpstreamCallOptions } from './transport.js';
@@ -48,7 +49,9 @@ interface Attempt {
 
 /** The transport failures after which the same read may go to another replica. */
 function failsOver(err: unknown): boolean {
-  return err instanceof UpstreamError && (err.reason === 'transport' || err.reason === 'crashed');
+  if (!(err instanceof UpstreamError)) return false;
+  // -32001: the replica forgot its initialize (restarted) and refused the read unread (§13).
+  return err.reason === 'transport' || err.reason === 'crashed' || err.remote?.code === ErrorCode.NotInitialized;
 }
 
 export function hedgedRead(pool: ReplicaPool, method: string, params: JsonObject, options: UpstreamCallOptions): Promise<JsonObject> {

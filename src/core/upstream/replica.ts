@@ -7,6 +7,7 @@
  * what the replica set as a whole answers, so one replica going away never opens it.
  */
 import { Ewma } from '../resilience/latency.js';
+import { ErrorCode } from '../protocol/errors.js';
 import { UpstreamError } from './errors.js';
 import type { UpstreamTransport } from './transport.js';
 
@@ -22,6 +23,15 @@ export interface ReplicaSettings {
 
 export const DEFAULT_REPLICA_SETTINGS: ReplicaSettings = { ejectAfter: 3, cooldownMs: 1_000, maxCooldownMs: 30_000 };
 
+/**
+ * How fast a replica's latency estimate fades while it gets no calls: by e⁻¹ every 10 s, toward
+ * zero, as the peak-EWMA balancers of Finagle and Linkerd (tower's `PeakEwma`, decay 10 s) do.
+ * Without it a replica measured slow once (a cold first call) loses every draw at low concurrency
+ * and is never measured again; with it, an idle replica is tried again within seconds and its
+ * estimate replaced by what it does now.
+ */
+const ESTIMATE_DECAY_MS = 10_000;
+
 /** What catalog/list `_meta` and the metrics show of a replica (never its URL). */
 export interface ReplicaSnapshot {
   replica: number;
@@ -29,7 +39,7 @@ export interface ReplicaSnapshot {
   inFlight: number;
   /** EWMA of its call latency in ms, rounded; absent before its first call. */
   ewmaMs?: number;
-  /** Calls sent to it (first attempts, hedges and failovers). */
+  /** Calls sent to it, initialize included (first attempts, hedges and failovers). */
   calls: number;
   ejections: number;
   /** Milliseconds until its trial, when ejected. */
@@ -37,10 +47,17 @@ export interface ReplicaSnapshot {
 }
 
 export class Replica {
+  /**
+   * It answered `initialize` (§7.1) and has not said since that it forgot (-32001, a restarted
+   * stateful engine): only then may it take reads. One that missed it is initialized again when
+   * its trial comes (replicas.ts), never sent a read it would refuse.
+   */
+  initialized = false;
   inFlight = 0;
   calls = 0;
   ejections = 0;
   private readonly latency = new Ewma();
+  private lastSampleAt = 0;
   private faultsInRow = 0;
   private ejectionsInRow = 0;
   private ejectedUntil: number | undefined;
@@ -64,9 +81,20 @@ export class Replica {
     return state === 'up' || (state === 'trial' && !this.trialRunning);
   }
 
-  /** Power-of-two-choices cost: load times speed; an unmeasured replica costs `unmeasured`. */
-  cost(unmeasured: number): number {
-    return (this.inFlight + 1) * (this.latency.value ?? unmeasured);
+  /** Power-of-two-choices cost at `now`: load times speed (`estimate`); an unmeasured replica costs `unmeasured`. */
+  cost(unmeasured: number, now: number): number {
+    return (this.inFlight + 1) * (this.estimate(now) ?? unmeasured);
+  }
+
+  /**
+   * The latency estimate at `now`, faded by the time since its last sample (ESTIMATE_DECAY_MS);
+   * undefined before one. One `now` for every replica compared, or the later-read one looks cheaper.
+   */
+  estimate(now: number): number | undefined {
+    const ewma = this.latency.value;
+    if (ewma === undefined) return undefined;
+    const idleMs = now - this.lastSampleAt;
+    return idleMs > 0 ? ewma * Math.exp(-idleMs / ESTIMATE_DECAY_MS) : ewma;
   }
 
   get ewmaMs(): number | undefined {
@@ -92,15 +120,33 @@ export class Replica {
    */
   answered(startedAt: number, timed = true): void {
     this.end(timed ? startedAt : undefined);
+    this.recovered();
+  }
+
+  private recovered(): void {
     this.faultsInRow = 0;
     this.ejectionsInRow = 0;
     this.ejectedUntil = undefined;
   }
 
-  /** The call failed. Engine faults count towards ejection; the caller's abort does not. */
+  /**
+   * The call failed. Engine faults count towards ejection; the caller's abort does not. Its time
+   * is a lower bound (a timeout says the replica is at least that slow; a refused connection,
+   * failing at once, says nothing of how fast it answers).
+   */
   failed(startedAt: number, err: unknown): void {
-    this.end(startedAt);
-    if (err instanceof UpstreamError && !err.isEngineFault) return;
+    this.end(startedAt, 'failure');
+    if (err instanceof UpstreamError && err.remote?.code === ErrorCode.NotInitialized) {
+      // §13: it refuses every request until initialized again: out of rotation until then.
+      this.initialized = false;
+      if (this.state !== 'ejected') this.eject();
+      return;
+    }
+    if (err instanceof UpstreamError && !err.isEngineFault) {
+      // An error answer is an answer (the caller's own error): a trial it ends is a success.
+      if (err.reason === 'remote-error') this.recovered();
+      return;
+    }
     this.faultsInRow += 1;
     // A failed trial ejects again; a straggler failing while the replica is already out does not.
     const state = this.state;
@@ -109,7 +155,7 @@ export class Replica {
 
   /** The call was abandoned by the gateway (a hedge answered first): its time is a lower bound. */
   abandoned(startedAt: number): void {
-    this.end(startedAt);
+    this.end(startedAt, 'lower bound');
   }
 
   /** Out of rotation for the (growing) cooldown: failed initialize, or too many faults in a row. */
@@ -136,9 +182,22 @@ export class Replica {
     };
   }
 
-  private end(startedAt: number | undefined): void {
+  /**
+   * A lower bound (an abandoned call: it was still working) is recorded only when it raises the
+   * estimate: as a plain sample, a replica that loses a hedge it was slow to answer would look
+   * fast. A failure's time raises only an estimate the replica already has: a refused connection
+   * fails at once and says nothing of how fast the replica answers.
+   */
+  private end(startedAt: number | undefined, sample: 'answer' | 'lower bound' | 'failure' = 'answer'): void {
     this.inFlight -= 1;
     this.trialRunning = false;
-    if (startedAt !== undefined) this.latency.record(this.now() - startedAt);
+    if (startedAt === undefined) return;
+    const now = this.now();
+    const elapsed = now - startedAt;
+    const estimate = this.latency.value;
+    if (sample === 'failure' && (estimate === undefined || elapsed <= estimate)) return;
+    if (sample === 'lower bound' && estimate !== undefined && elapsed <= estimate) return;
+    this.latency.record(elapsed);
+    this.lastSampleAt = now;
   }
 }

@@ -56,6 +56,8 @@ export class ReplicaTransport implements UpstreamTransport, ReplicaPool {
   readonly now: () => number;
   private readonly random: () => number;
   private readonly latency = new LatencyWindow();
+  /** The engine's initialize, kept for replicas that join late (reinitialize). */
+  private initialize: { params: JsonObject; options: UpstreamCallOptions } | undefined;
 
   constructor(
     children: readonly UpstreamTransport[],
@@ -75,7 +77,7 @@ export class ReplicaTransport implements UpstreamTransport, ReplicaPool {
     // A liveness probe goes to one balanced replica as it is: no hedge, and no say in the p95.
     if (method === 'ping' || method === 'info') return this.once(this.pick()!, method, params, options);
     if (BALANCED.has(method)) return hedgedRead(this, method, params, options);
-    const first = this.replicas.find((candidate) => candidate.available) ?? this.soonestTrial()!;
+    const first = this.replicas.find((candidate) => candidate.available && candidate.initialized) ?? this.soonestTrial()!;
     return this.once(first, method, params, options);
   }
 
@@ -97,6 +99,10 @@ export class ReplicaTransport implements UpstreamTransport, ReplicaPool {
     const open: Replica[] = [];
     for (const replica of this.replicas) {
       if (exclude?.has(replica) || !replica.available) continue;
+      if (!replica.initialized) {
+        this.reinitialize(replica); // its trial is an initialize; reads go elsewhere meanwhile
+        continue;
+      }
       if (replica.state === 'trial') return replica;
       open.push(replica);
     }
@@ -104,10 +110,11 @@ export class ReplicaTransport implements UpstreamTransport, ReplicaPool {
     if (open.length === 1) return open[0];
     const first = Math.floor(this.random() * open.length);
     const second = (first + 1 + Math.floor(this.random() * (open.length - 1))) % open.length;
-    const unmeasured = this.typicalLatency();
+    const now = this.now();
+    const unmeasured = this.typicalLatency(now);
     const a = open[first]!;
     const b = open[second]!;
-    return a.cost(unmeasured) <= b.cost(unmeasured) ? a : b;
+    return a.cost(unmeasured, now) <= b.cost(unmeasured, now) ? a : b;
   }
 
   /** When a read not yet answered is hedged: the configured delay, else the observed p95. */
@@ -131,24 +138,40 @@ export class ReplicaTransport implements UpstreamTransport, ReplicaPool {
 
   /** Every replica is asked; the first success answers, the rest finish in the background. */
   private initializeAll(params: JsonObject, options: UpstreamCallOptions): Promise<JsonObject> {
+    // What a replica that missed it (down at start, restarted) is sent again at its trial.
+    this.initialize = { params, options: { timeoutMs: options.timeoutMs, maxResponseBytes: options.maxResponseBytes } };
     return new Promise((resolve, reject) => {
       let failures = 0;
       for (const replica of this.replicas) {
-        const startedAt = replica.begin();
-        replica.transport.call('initialize', params, options).then(
-          (result) => {
-            replica.answered(startedAt, false);
-            resolve(result); // a no-op after the first
-          },
-          (err: unknown) => {
-            replica.failed(startedAt, err);
-            if (replica.state === 'up') replica.eject();
-            failures += 1;
-            if (failures === this.replicas.length) reject(err instanceof Error ? err : new Error(String(err)));
-          },
-        );
+        this.initializeOne(replica, params, options).then(resolve, (err: unknown) => {
+          failures += 1;
+          if (failures === this.replicas.length) reject(err instanceof Error ? err : new Error(String(err)));
+        });
       }
     });
+  }
+
+  /** A replica's initialize: a success brings it into rotation, a failure takes it out for its cooldown. */
+  private initializeOne(replica: Replica, params: JsonObject, options: UpstreamCallOptions): Promise<JsonObject> {
+    const startedAt = replica.begin();
+    return replica.transport.call('initialize', params, options).then(
+      (result) => {
+        replica.initialized = true;
+        replica.answered(startedAt, false);
+        return result;
+      },
+      (err: unknown) => {
+        replica.failed(startedAt, err);
+        if (replica.state !== 'ejected') replica.eject();
+        throw err;
+      },
+    );
+  }
+
+  /** A replica due for its trial that is not initialized is sent initialize (in the background), once at a time. */
+  private reinitialize(replica: Replica): void {
+    if (!this.initialize || replica.state !== 'trial') return;
+    this.initializeOne(replica, this.initialize.params, this.initialize.options).catch(() => undefined); // its state says how it went
   }
 
   /** One call to one replica, never repeated (writes go to the first replica in rotation). */
@@ -172,12 +195,12 @@ export class ReplicaTransport implements UpstreamTransport, ReplicaPool {
     return best;
   }
 
-  /** What an unmeasured replica is assumed to cost: the mean EWMA of the measured ones. */
-  private typicalLatency(): number {
+  /** What an unmeasured replica is assumed to cost: the mean estimate of the measured ones in rotation. */
+  private typicalLatency(now: number): number {
     let sum = 0;
     let count = 0;
     for (const replica of this.replicas) {
-      const ewma = replica.ewmaMs;
+      const ewma = replica.state === 'ejected' ? undefined : replica.estimate(now);
       if (ewma !== undefined) {
         sum += ewma;
         count += 1;

@@ -5,7 +5,8 @@
  * exponential backoff and jitter; the first successful initialize makes it `ready`.
  */
 import type { Capabilities, PeerInfo } from '../protocol/capabilities.js';
-import { UpstreamError } from './errors.js';
+import { RcpError } from '../protocol/errors.js';
+import { UpstreamError, publicDetail } from './errors.js';
 import { handshake, type HandshakeOptions } from './handshake.js';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamTransport } from './transport.js';
@@ -25,6 +26,7 @@ export class Supervisor {
   private serverInfo: PeerInfo | undefined;
   private caps: Capabilities | undefined;
   private lastErrorText: string | undefined;
+  private lastPublicErrorText: string | undefined;
   private restartAttempts = 0;
   private restartTimer: ReturnType<typeof setTimeout> | undefined;
   private readyWaiters: Array<() => void> = [];
@@ -48,8 +50,14 @@ export class Supervisor {
     return this.caps;
   }
 
+  /** Why the engine last went down, as the platform worded it (addresses included): for the log and operators. */
   get lastError(): string | undefined {
     return this.lastErrorText;
+  }
+
+  /** The same, as a client may be told it (catalog/list): no address, port or path (upstream/errors.ts). */
+  get lastPublicError(): string | undefined {
+    return this.lastPublicErrorText;
   }
 
   /** Why the engine cannot take calls now, or undefined when it is ready. */
@@ -112,6 +120,7 @@ export class Supervisor {
     this.caps ??= capabilities;
     this.restartAttempts = 0;
     this.lastErrorText = undefined;
+    this.lastPublicErrorText = undefined;
     this.setStatus('ready');
     this.options.logger.info({ server: server.name, capabilities: Object.keys(capabilities) }, 'engine ready');
     for (const waiter of this.readyWaiters.splice(0)) waiter();
@@ -119,6 +128,8 @@ export class Supervisor {
 
   private markDown(err: unknown): void {
     this.lastErrorText = err instanceof Error ? err.message : String(err);
+    this.lastPublicErrorText =
+      err instanceof UpstreamError ? publicDetail(err) : err instanceof RcpError ? err.message.slice(0, 300) : 'the engine failed to start';
     if (this.statusValue !== 'down') this.options.logger.warn({ err: this.lastErrorText }, 'engine down');
     this.setStatus('down');
   }

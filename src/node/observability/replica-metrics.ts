@@ -16,14 +16,18 @@ export function registerReplicaMetrics(registry: Registry, engines: () => readon
   const perReplica = (
     name: string,
     help: string,
-    read: (replica: ReplicaSnapshot) => number,
+    /** Undefined leaves the replica out of the series (a latency not measured yet is not 0). */
+    read: (replica: ReplicaSnapshot) => number | undefined,
     kind: 'gauge' | 'counter' = 'gauge',
     aggregator: 'sum' | 'max' = 'sum',
   ): void => {
     const labelNames = ['engine', 'replica'] as const;
     const each = (set: (engine: string, replica: string, value: number) => void): void => {
       for (const engine of engines()) {
-        for (const replica of engine.replicaSet?.replicas ?? []) set(engine.id, String(replica.replica), read(replica));
+        for (const replica of engine.replicaSet?.replicas ?? []) {
+          const value = read(replica);
+          if (value !== undefined) set(engine.id, String(replica.replica), value);
+        }
       }
     };
     if (kind === 'counter') {
@@ -53,8 +57,19 @@ export function registerReplicaMetrics(registry: Registry, engines: () => readon
   };
   perReplica('engine_replica_state', 'Replica state: 0 up, 1 due for its trial, 2 ejected.', (r) => STATE_VALUE[r.state], 'gauge', 'max');
   perReplica('engine_replica_in_flight', 'Calls to the replica in progress.', (r) => r.inFlight);
-  perReplica('engine_replica_latency_ewma_seconds', 'EWMA of the replica call latency.', (r) => (r.ewmaMs ?? 0) / 1000, 'gauge', 'max');
-  perReplica('engine_replica_calls_total', 'Calls sent to the replica (first attempts, hedges, failovers).', (r) => r.calls, 'counter');
+  perReplica(
+    'engine_replica_latency_ewma_seconds',
+    'EWMA of the replica call latency.',
+    (r) => (r.ewmaMs === undefined ? undefined : r.ewmaMs / 1000),
+    'gauge',
+    'max',
+  );
+  perReplica(
+    'engine_replica_calls_total',
+    'Calls sent to the replica, initialize included (first attempts, hedges, failovers).',
+    (r) => r.calls,
+    'counter',
+  );
   perReplica('engine_replica_ejections_total', 'Times the replica was taken out of rotation.', (r) => r.ejections, 'counter');
 
   const hedges: Counter<'engine' | 'outcome'> = new Counter({
