@@ -248,3 +248,104 @@ describe('budget and latency window', () => {
     expect(window.quantile).toBe(96);
   });
 });
+
+describe('replicas that join late or forget their initialize', () => {
+  const notInitialized = (): Promise<JsonObject> =>
+    Promise.reject(new UpstreamError('remote-error', 'not initialized', { code: -32001, message: 'not initialized' }));
+  /** A stateful engine (§13): reads before its initialize are refused with -32001. */
+  const stateful = (from: string): { transport: FakeTransport; forget: () => void } => {
+    let initialized = false;
+    const transport = new FakeTransport((sent) => {
+      if (sent.method === 'initialize') {
+        initialized = true;
+        return Promise.resolve({ protocolVersion: 1 });
+      }
+      return initialized ? Promise.resolve({ from }) : notInitialized();
+    });
+    return { transport, forget: () => (initialized = false) };
+  };
+
+  it('sends initialize to a replica that missed it, at its trial, and no read before it has answered', async () => {
+    const late = stateful('late');
+    late.transport.answer = refused; // down while the engine starts
+    const up = stateful('up');
+    const set = new ReplicaTransport([late.transport, up.transport], {
+      now: () => Date.now(),
+      random: () => 0,
+      replica: { cooldownMs: 1_000 },
+    });
+    await set.call('initialize', { protocolVersion: 1 }, OPTIONS);
+    expect(set.snapshot().replicas.map((r) => r.state)).toEqual(['ejected', 'up']);
+
+    await vi.advanceTimersByTimeAsync(1_000);
+    late.transport.answer = stateful('late').transport.answer; // back, and not initialized
+    await expect(set.call('retrieve', {}, OPTIONS)).resolves.toEqual({ from: 'up' }); // its trial is the initialize
+    expect(late.transport.sent.map((sent) => sent.method)).toEqual(['initialize', 'initialize']);
+    expect(late.transport.sent[1]!.params).toEqual({ protocolVersion: 1 });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(set.snapshot().replicas[0]!.state).toBe('up');
+
+    const answers: JsonObject[] = [];
+    for (let i = 0; i < 4; i++) answers.push(await set.call('retrieve', {}, OPTIONS)); // none refused
+    expect(answers).toContainEqual({ from: 'late' });
+  });
+
+  it('fails a read over when a replica answers -32001 (it restarted), and initializes it again before its next read', async () => {
+    const restarted = stateful('restarted');
+    const other = stateful('other');
+    const set = new ReplicaTransport([restarted.transport, other.transport], {
+      now: () => Date.now(),
+      random: () => 0,
+      replica: { cooldownMs: 1_000 },
+    });
+    await set.call('initialize', {}, OPTIONS);
+    restarted.forget();
+    await expect(set.call('retrieve', {}, OPTIONS)).resolves.toEqual({ from: 'other' }); // refused unread: failed over
+    expect(set.snapshot().replicas[0]!.state).toBe('ejected');
+    await expect(set.call('retrieve', {}, OPTIONS)).resolves.toEqual({ from: 'other' });
+
+    await vi.advanceTimersByTimeAsync(1_000);
+    await set.call('retrieve', {}, OPTIONS);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(restarted.transport.sent.map((sent) => sent.method)).toEqual(['initialize', 'retrieve', 'initialize']);
+    expect(set.snapshot().replicas[0]!.state).toBe('up');
+    await expect(set.call('retrieve', {}, OPTIONS)).resolves.toEqual({ from: 'restarted' });
+  });
+});
+
+describe('latency estimates fade while a replica is idle', () => {
+  it('tries a replica measured slow once again after a while, when only its sibling is being measured', async () => {
+    let clock = 0;
+    let coin = 0; // 0 draws replica 0 (slow) first, 0.5 replica 1 (fast)
+    const slow = new FakeTransport(() => ((clock += 100), Promise.resolve({ from: 'slow' })));
+    const fast = new FakeTransport(() => ((clock += 10), Promise.resolve({ from: 'fast' })));
+    const set = new ReplicaTransport([slow, fast], { now: () => clock, random: () => coin });
+    for (const replica of set.replicas) replica.initialized = true;
+    await set.call('retrieve', {}, OPTIONS); // both unmeasured: the first drawn, slow (100 ms)
+    coin = 0.5;
+    await set.call('retrieve', {}, OPTIONS); // fast (10 ms)
+    expect(set.snapshot().replicas.map((r) => r.ewmaMs)).toEqual([100, 10]);
+    coin = 0; // slow drawn first from now on
+    const readsOfSlow = (): number => slow.sent.length;
+    for (let i = 0; i < 15; i++) {
+      clock += 1_000;
+      await set.call('retrieve', {}, OPTIONS);
+    }
+    expect(readsOfSlow()).toBe(1); // 100 ms faded by 15 s is still dearer than 10 ms
+    for (let i = 0; i < 25; i++) {
+      clock += 1_000;
+      await set.call('retrieve', {}, OPTIONS);
+    }
+    expect(readsOfSlow()).toBeGreaterThan(1); // faded below its sibling's (after ~24 s), measured again
+  });
+
+  it('does not let a refused connection make a replica look fast', async () => {
+    let clock = 0;
+    const flaky = new FakeTransport(() => ((clock += 1), refused()));
+    const steady = new FakeTransport(() => ((clock += 20), Promise.resolve({ ok: true })));
+    const set = new ReplicaTransport([flaky, steady], { now: () => clock, random: () => 0 });
+    for (const replica of set.replicas) replica.initialized = true;
+    await set.call('retrieve', {}, OPTIONS); // flaky refuses in 1 ms, failed over to steady
+    expect(set.snapshot().replicas.map((r) => r.ewmaMs)).toEqual([undefined, 20]);
+  });
+});
