@@ -129,4 +129,27 @@ describe('engine replicas', () => {
     expect(metrics).toMatch(/rcpgw_hedges_total\{engine="rep",outcome="sent"\} 3/);
     expect(metrics).toMatch(/rcpgw_engine_replica_calls_total\{engine="rep",replica="1"\} \d+/);
   });
+
+  it('brings in a replica that was down at start only once it has answered initialize, and no read fails on the way', async () => {
+    // A port that refuses while the gateway starts, then serves: the replica comes up late.
+    const placeholder = await startHttpEngine(['--id', 'replica-1']);
+    const latePort = placeholder.port;
+    await placeholder.stop();
+    const [early] = await engines([['--single-session']]); // stateful (§5.2): reads before initialize get -32001
+    const gw = await gateway([early!.url, `http://127.0.0.1:${latePort}/rcp`]);
+    expect((await replicaMeta(gw.url)).replicas.map((r) => r.state)).toEqual(['up', 'ejected']);
+    const late = await startHttpEngine(['--id', 'replica-1', '--single-session', '--port', String(latePort)]);
+    running.push(late);
+
+    const answers: Array<RpcReply<RetrieveResult>> = [];
+    await waitUntil('the late replica to take reads', async () => {
+      answers.push(await retrieve(gw.url));
+      return requestsSeen(late.eventsFile) > 0;
+    });
+    for (const res of answers) expectAnswered(res);
+    const seen = readEvents(late.eventsFile).filter((e) => e.ev === 'request');
+    expect(seen[0]!.method).toBe('initialize'); // before any read
+    expect(readEvents(late.eventsFile).filter((e) => e.ev === 'response' && e.code === -32001)).toEqual([]);
+    expect((await replicaMeta(gw.url)).replicas[1]!.state).toBe('up');
+  });
 });
