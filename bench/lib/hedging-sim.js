@@ -24,7 +24,9 @@ function simulatedReplica(UpstreamError, { baseMs, tailMs, tailRate, seed }) {
   return {
     kind: 'http',
     calls: 0,
-    call(_method, _params, options) {
+    call(method, _params, options) {
+      // A replica takes reads once it has answered initialize (upstream/replicas.ts); not a read.
+      if (method === 'initialize') return Promise.resolve({ protocolVersion: 1 });
       this.calls += 1;
       const ms = random() < tailRate ? tailMs : baseMs * (0.8 + 0.4 * random());
       return new Promise((resolve, reject) => {
@@ -70,6 +72,7 @@ export async function simulateHedging(root, { baseMs, tailMs, tailRate, tailRepl
       simulatedReplica(UpstreamError, { baseMs, tailMs, tailRate: i < tailReplicas ? tailRate : 0, seed: 11 + i }),
     );
     const set = new ReplicaTransport(replicas, hedge ? { hedge } : {});
+    await set.call('initialize', { protocolVersion: 1 }, { timeoutMs: 30_000, maxResponseBytes: 1_000_000 });
     await run(set, warmup, connections);
     const samples = await run(set, requests, connections);
     const upstream = replicas.reduce((sum, r) => sum + r.calls, 0);
