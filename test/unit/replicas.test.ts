@@ -313,6 +313,23 @@ describe('replicas that join late or forget their initialize', () => {
   });
 });
 
+describe('a replica that keeps refusing initialize', () => {
+  it('is asked again after a cooldown that grows, even when it answers with an error (an answer, not a way back in)', async () => {
+    const mismatched = new FakeTransport(() =>
+      Promise.reject(new UpstreamError('remote-error', 'version', { code: -32002, message: 'version mismatch' })),
+    );
+    const up = new FakeTransport((sent) => Promise.resolve(sent.method === 'initialize' ? { protocolVersion: 1 } : { from: 'up' }));
+    const set = new ReplicaTransport([mismatched, up], { now: () => Date.now(), random: () => 0, replica: { cooldownMs: 1_000 } });
+    await set.call('initialize', {}, OPTIONS);
+    expect(set.snapshot().replicas[0]).toMatchObject({ state: 'ejected', ejections: 1, retryInMs: 1_000 });
+    await vi.advanceTimersByTimeAsync(1_000);
+    await expect(set.call('retrieve', {}, OPTIONS)).resolves.toEqual({ from: 'up' });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(mismatched.sent.map((sent) => sent.method)).toEqual(['initialize', 'initialize']); // never a read
+    expect(set.snapshot().replicas[0]).toMatchObject({ state: 'ejected', ejections: 2, retryInMs: 2_000 });
+  });
+});
+
 describe('latency estimates fade while a replica is idle', () => {
   it('tries a replica measured slow once again after a while, when only its sibling is being measured', async () => {
     let clock = 0;

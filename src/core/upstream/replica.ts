@@ -153,6 +153,15 @@ export class Replica {
     if (state === 'trial' || (state === 'up' && this.faultsInRow >= this.settings.ejectAfter)) this.eject();
   }
 
+  /**
+   * Its initialize failed, however (refused, or answered with an error such as -32002): out of
+   * rotation for a cooldown that grows while it keeps failing, as any failed trial.
+   */
+  initializeFailed(startedAt: number): void {
+    this.end(startedAt, 'failure');
+    this.eject();
+  }
+
   /** The call was abandoned by the gateway (a hedge answered first): its time is a lower bound. */
   abandoned(startedAt: number): void {
     this.end(startedAt, 'lower bound');

@@ -161,8 +161,7 @@ export class ReplicaTransport implements UpstreamTransport, ReplicaPool {
         return result;
       },
       (err: unknown) => {
-        replica.failed(startedAt, err);
-        if (replica.state !== 'ejected') replica.eject();
+        replica.initializeFailed(startedAt);
         throw err;
       },
     );
