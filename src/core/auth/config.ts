@@ -4,9 +4,7 @@
  * config stays open on loopback (§15.1: "loopback unless fronted").
  */
 import { z } from 'zod';
-import { durationMs } from '../config/primitives.js';
-
-const positiveInt = z.int().min(1);
+import { durationMs, positiveInt } from '../config/primitives.js';
 
 /** Scopes a principal can hold; a scope outside this list is kept but grants nothing here. */
 export const SCOPES = ['rcp:read', 'rcp:write', 'rcp:admin', 'rcp:metrics'] as const;

@@ -18,7 +18,7 @@ export const nonNegativeInt = z.int().min(0);
  * signed 32-bit count of ms and fires a longer one after 1 ms, so a timeout or hedge delay past it
  * would fire at once instead of almost never.
  */
-export const MAX_TIMER_MS = 2_147_483_647;
+const MAX_TIMER_MS = 2_147_483_647;
 const timerMessage = `expected at most ${MAX_TIMER_MS} ms (about 24.8 days): timers fire at once past it`;
 /** A duration in ms that a timer waits: 1 ms to MAX_TIMER_MS. */
 export const durationMs = positiveInt.max(MAX_TIMER_MS, timerMessage);

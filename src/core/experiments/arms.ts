@@ -16,14 +16,13 @@
  *    `feedback` credits the arm whose hit was used, through a signed token (attribution.ts).
  */
 import { z } from 'zod';
-import { durationMs } from '../config/primitives.js';
+import { durationMs, positiveInt } from '../config/primitives.js';
 
 const name = z
   .string()
   .min(1, 'expected a non-empty name')
   .regex(/^[A-Za-z0-9._:-]+$/, 'expected letters, digits, ".", "_", ":" or "-"');
 const share = z.number().finite().min(0, 'expected a share in [0, 1]').max(1, 'expected a share in [0, 1]');
-const positiveInt = z.int().min(1);
 
 export const FUSION_STRATEGIES = ['rrf', 'weighted', 'convex'] as const;
 export const DEDUP_POLICIES = ['id', 'citation.uri', 'content-hash'] as const;

@@ -111,9 +111,10 @@ export class ReplicaTransport implements UpstreamTransport, ReplicaPool {
     const first = Math.floor(this.random() * open.length);
     const second = (first + 1 + Math.floor(this.random() * (open.length - 1))) % open.length;
     const now = this.now();
-    const unmeasured = this.typicalLatency(now);
     const a = open[first]!;
     const b = open[second]!;
+    // The mean of the others is for a drawn replica not measured yet: computed only then.
+    const unmeasured = a.ewmaMs === undefined || b.ewmaMs === undefined ? this.typicalLatency(now) : 0;
     return a.cost(unmeasured, now) <= b.cost(unmeasured, now) ? a : b;
   }
 

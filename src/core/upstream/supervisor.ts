@@ -25,8 +25,8 @@ export class Supervisor {
   private statusValue: EngineStatus = 'starting';
   private serverInfo: PeerInfo | undefined;
   private caps: Capabilities | undefined;
-  private lastErrorText: string | undefined;
-  private lastPublicErrorText: string | undefined;
+  /** Why the engine last went down; undefined once ready. */
+  private lastFailure: unknown;
   private restartAttempts = 0;
   private restartTimer: ReturnType<typeof setTimeout> | undefined;
   private readyWaiters: Array<() => void> = [];
@@ -52,18 +52,22 @@ export class Supervisor {
 
   /** Why the engine last went down, as the platform worded it (addresses included): for the log and operators. */
   get lastError(): string | undefined {
-    return this.lastErrorText;
+    const err = this.lastFailure;
+    return err === undefined ? undefined : err instanceof Error ? err.message : String(err);
   }
 
   /** The same, as a client may be told it (catalog/list): no address, port or path (upstream/errors.ts). */
   get lastPublicError(): string | undefined {
-    return this.lastPublicErrorText;
+    const err = this.lastFailure;
+    if (err === undefined) return undefined;
+    if (err instanceof UpstreamError) return publicDetail(err);
+    return err instanceof RcpError ? err.message.slice(0, 300) : 'the engine failed to start';
   }
 
   /** Why the engine cannot take calls now, or undefined when it is ready. */
   notReady(): UpstreamError | undefined {
     if (this.statusValue === 'ready') return undefined;
-    return new UpstreamError('not-ready', `engine is ${this.statusValue}${this.lastErrorText ? `: ${this.lastErrorText}` : ''}`);
+    return new UpstreamError('not-ready', `engine is ${this.statusValue}${this.lastError ? `: ${this.lastError}` : ''}`);
   }
 
   /** Start and initialize. Never throws: a failed engine goes `down` and retries in the background. */
@@ -119,18 +123,15 @@ export class Supervisor {
     // §13.2: the first capability set we learn is kept; a restarted engine does not reshape the gateway.
     this.caps ??= capabilities;
     this.restartAttempts = 0;
-    this.lastErrorText = undefined;
-    this.lastPublicErrorText = undefined;
+    this.lastFailure = undefined;
     this.setStatus('ready');
     this.options.logger.info({ server: server.name, capabilities: Object.keys(capabilities) }, 'engine ready');
     for (const waiter of this.readyWaiters.splice(0)) waiter();
   }
 
   private markDown(err: unknown): void {
-    this.lastErrorText = err instanceof Error ? err.message : String(err);
-    this.lastPublicErrorText =
-      err instanceof UpstreamError ? publicDetail(err) : err instanceof RcpError ? err.message.slice(0, 300) : 'the engine failed to start';
-    if (this.statusValue !== 'down') this.options.logger.warn({ err: this.lastErrorText }, 'engine down');
+    this.lastFailure = err;
+    if (this.statusValue !== 'down') this.options.logger.warn({ err: this.lastError }, 'engine down');
     this.setStatus('down');
   }
 
