@@ -100,6 +100,32 @@
     );
     return [pct(rates.errorRate), ...classes];
   };
+  /**
+   * An engine with replicas: one line per replica, by its index as catalog/list and the metrics
+   * name it (never its address), then the hedged reads when the engine hedges.
+   */
+  const replicasCell = (set) => {
+    if (!set) return null;
+    const lines = set.replicas.map((r) =>
+      h(
+        'div',
+        { class: 'replica muted', dataset: { replica: String(r.replica), state: r.state } },
+        `#${r.replica} `,
+        pill(r.state),
+        ` ${r.inFlight} in flight · ${r.ewmaMs === undefined ? '—' : `${num(r.ewmaMs)} ms`} · ${r.calls} calls`,
+        r.ejections > 0 ? ` · ${r.ejections} ejection${r.ejections > 1 ? 's' : ''}` : '',
+        r.retryInMs !== undefined ? ` · trial in ${Math.ceil(r.retryInMs / 1000)} s` : '',
+      ),
+    );
+    const hg = set.hedges;
+    if (hg.delayMs !== undefined || hg.sent + hg.denied > 0) {
+      const delay = hg.delayMs === undefined ? '' : ` · after ${num(hg.delayMs)} ms`;
+      lines.push(
+        h('div', { class: 'hedges muted' }, `hedges ${hg.sent} sent · ${hg.won} won · ${hg.lost} lost · ${hg.denied} over budget${delay}`),
+      );
+    }
+    return h('div', { class: 'replicas' }, lines);
+  };
   const engineRow = (engine, now) => {
     let row = rows.get(engine.id);
     if (!row) {
@@ -117,6 +143,7 @@
         { title: engine.lastError ?? '' },
         pill(engine.status),
         engine.lastError ? h('div', { class: 'muted error' }, engine.lastError) : null,
+        replicasCell(engine.replicas),
       ),
       h('td', { class: 'breaker' }, breakerCell(engine.breaker, now)),
       h('td', { class: 'num' }, `${engine.activeCalls} / ${engine.queueDepth} (${engine.maxQueue})`),

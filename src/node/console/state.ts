@@ -6,6 +6,7 @@
  */
 import type { GatewaySettings } from '../../core/config/schema.js';
 import type { Engine } from '../../core/upstream/engine.js';
+import type { ReplicaSetSnapshot } from '../../core/upstream/replicas.js';
 import { engineRates, federationRates, type EngineRates, type FederationRates } from './derive.js';
 import type { Sample } from './sample.js';
 
@@ -36,6 +37,11 @@ export interface EngineRow {
   rates: EngineRates | null;
   /** Since the gateway started: upstream calls, and those that failed (as `rcpgw_engine_calls_total`). */
   totals: { calls: number; failedCalls: number };
+  /**
+   * An engine with several endpoints (`urls`): each replica by its index, never its address (as
+   * `catalog/list` shows them), and the hedged reads; null for an engine of one endpoint.
+   */
+  replicas: ReplicaSetSnapshot | null;
 }
 
 export interface ChartPoint {
@@ -92,6 +98,7 @@ function engineRow(engine: Engine, input: StateInput): EngineRow {
     maxQueue: engine.maxQueue,
     rates: now && baseline ? engineRates(now, baseline.engines[engine.id], seconds, sample.bounds) : null,
     totals: { calls: total(now?.calls ?? {}), failedCalls: total(now?.calls ?? {}) - (now?.calls['0'] ?? 0) },
+    replicas: engine.replicaSet ?? null,
   };
 }
 
