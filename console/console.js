@@ -118,11 +118,10 @@
       ),
     );
     const hg = set.hedges;
-    if (hg.delayMs !== undefined || hg.sent + hg.denied > 0) {
+    if (hg.delayMs !== undefined || hg.sent + hg.denied + hg.capped > 0) {
       const delay = hg.delayMs === undefined ? '' : ` · after ${num(hg.delayMs)} ms`;
-      lines.push(
-        h('div', { class: 'hedges muted' }, `hedges ${hg.sent} sent · ${hg.won} won · ${hg.lost} lost · ${hg.denied} over budget${delay}`),
-      );
+      const counts = `${hg.sent} sent · ${hg.won} won · ${hg.lost} lost · ${hg.denied} over budget · ${hg.capped} at the cap`;
+      lines.push(h('div', { class: 'hedges muted' }, `hedges ${counts}${delay}`));
     }
     return h('div', { class: 'replicas' }, lines);
   };

@@ -16,7 +16,7 @@ import { mountOpsRoutes, readiness } from '../core/http/health.js';
 import { AdmissionGate } from '../core/session/admission.js';
 import { AuthRuntime } from '../core/auth/runtime.js';
 import { FetchTransport } from '../core/upstream/fetch-transport.js';
-import { ReplicaTransport } from '../core/upstream/replicas.js';
+import { ReplicaTransport, replicaOptions } from '../core/upstream/replicas.js';
 import type { TransportFactory } from '../core/upstream/transport.js';
 import type { ConsoleLogger } from './console-logger.js';
 import { LoggedService } from './logged-service.js';
@@ -42,13 +42,13 @@ export class EdgeGateway {
   constructor(private readonly options: EdgeGatewayOptions) {
     const { config, logger, keepAlive } = options;
     const settings = config.gateway;
-    const transports: TransportFactory = (engine) => {
+    const transports: TransportFactory = (engine, limits) => {
       // edgeConfig refused every other transport; this only guards a config built elsewhere.
       if (engine.transport !== 'http' || (engine.url === undefined && engine.urls === undefined))
         throw new Error(`engine ${engine.id}: only HTTP engines run at the edge`);
       const fetchTo = (url: string): FetchTransport =>
         new FetchTransport({ url, ...(engine.headers ? { headers: engine.headers } : {}), ...(keepAlive ? { keepAlive } : {}) });
-      if (engine.urls) return new ReplicaTransport(engine.urls.map(fetchTo), engine.hedge ? { hedge: engine.hedge } : {});
+      if (engine.urls) return new ReplicaTransport(engine.urls.map(fetchTo), replicaOptions(engine, limits));
       return fetchTo(engine.url!);
     };
     const version = typeof RCPGW_VERSION === 'undefined' ? undefined : RCPGW_VERSION;

@@ -82,7 +82,7 @@ describe.skipIf(!CHROMIUM)('replicas in the operator console, headless Chromium 
   it('shows the hedged reads once the engine hedges', async () => {
     await driveUntil('a hedges line', async () => (await page.$('tr[data-engine="mirrored"] .hedges')) !== null);
     const text = await page.$eval('tr[data-engine="mirrored"] .hedges', (div) => div.textContent ?? '');
-    expect(text).toMatch(/^hedges \d+ sent · \d+ won · \d+ lost · \d+ over budget/);
+    expect(text).toMatch(/^hedges \d+ sent · \d+ won · \d+ lost · \d+ over budget · \d+ at the cap/);
   });
 
   it('shows a killed replica ejected while the engine stays ready', async () => {

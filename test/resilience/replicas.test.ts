@@ -16,7 +16,7 @@ import type { RpcReply } from '../support/http-client.js';
 
 interface ReplicaMeta {
   replicas: Array<{ replica: number; state: string; calls: number; ejections: number }>;
-  hedges: { sent: number; won: number; lost: number; denied: number };
+  hedges: { sent: number; won: number; lost: number; denied: number; capped: number };
 }
 
 const running: Array<EngineHandle | GatewayHandle> = [];
@@ -128,6 +128,29 @@ describe('engine replicas', () => {
     const metrics = await fetch(`${new URL(gw.url).origin}/metrics`).then((r) => r.text());
     expect(metrics).toMatch(/rcpgw_hedges_total\{engine="rep",outcome="sent"\} 3/);
     expect(metrics).toMatch(/rcpgw_engine_replica_calls_total\{engine="rep",replica="1"\} \d+/);
+  });
+
+  it('counts hedges against maxConcurrent: with every slot taken no read is hedged, with slots free they are', async () => {
+    const replicas = await engines([0, 1].map(() => ['--fault', 'slow', '--delay-ms', '1500']));
+    // Every read may hedge after 400 ms (budget 1): only the engine's cap of 4 can stop a hedge.
+    const gw = await gateway(
+      replicas.map((r) => r.url),
+      { maxConcurrent: 4, hedge: { delayMs: 400, budget: 1 } },
+    );
+    const received = (): number => replicas.reduce((sum, r) => sum + requestsSeen(r.eventsFile), 0);
+    // Four reads hold the four slots: no hedge finds one free, and the engines see four requests.
+    for (const res of await Promise.all(Array.from({ length: 4 }, () => retrieve(gw.url)))) expectAnswered(res);
+    expect(received()).toBe(4);
+    let meta = await replicaMeta(gw.url);
+    expect(meta.hedges).toMatchObject({ sent: 0, capped: 4, denied: 0 });
+    // Two reads leave two slots free: both are hedged (a capped hedge spent no token, so the budget has them).
+    for (const res of await Promise.all(Array.from({ length: 2 }, () => retrieve(gw.url)))) expectAnswered(res);
+    await waitUntil('the hedges to reach the engines', () => received() >= 8);
+    expect(received()).toBe(8);
+    meta = await replicaMeta(gw.url);
+    expect(meta.hedges).toMatchObject({ sent: 2, capped: 4, denied: 0 });
+    const metrics = await fetch(`${new URL(gw.url).origin}/metrics`).then((r) => r.text());
+    expect(metrics).toMatch(/rcpgw_hedges_total\{engine="rep",outcome="capped"\} 4/);
   });
 
   it('brings in a replica that was down at start only once it has answered initialize, and no read fails on the way', async () => {

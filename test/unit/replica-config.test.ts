@@ -82,7 +82,7 @@ describe('catalog/list', () => {
         { replica: 0, state: 'up', inFlight: 0, calls: 1, ejections: 0 },
         { replica: 1, state: 'up', inFlight: 0, calls: 1, ejections: 0 },
       ],
-      hedges: { sent: 0, won: 0, lost: 0, denied: 0, delayMs: 30 },
+      hedges: { sent: 0, won: 0, lost: 0, denied: 0, capped: 0, delayMs: 30 },
     });
     expect(JSON.stringify(entry)).not.toContain('secret');
     await engine.stop();

@@ -38,6 +38,23 @@ export class Limiter {
 
   readonly layer: Layer = (next) => (call) => this.admit(call, next);
 
+  /**
+   * A slot for work that rides on a call already holding one (a hedged read's second request,
+   * upstream/hedged-read.ts), taken only when one is free and nobody waits: the engine never sees
+   * more than `concurrency` requests, and a queued call is never passed by a hedge. Returns the
+   * slot's release (idempotent), or undefined when there is none to spare.
+   */
+  trySpare(): (() => void) | undefined {
+    if (this.running >= this.concurrency || this.queue.length > 0) return undefined;
+    this.running += 1;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.release();
+    };
+  }
+
   private admit(call: UpstreamCall, next: Call): Promise<JsonObject> {
     if (this.running >= this.concurrency && this.queue.length >= this.maxQueue) {
       this.onShed();

@@ -70,7 +70,7 @@ export class Engine {
     this.breaker = this.createBreaker({ ...defaultBreaker(settings), ...stripUndefined(config.breaker ?? {}) });
     this.transport = options.transports(
       config,
-      { connections: concurrency, maxResponseBytes: this.maxResponseBytes },
+      { connections: concurrency, maxResponseBytes: this.maxResponseBytes, spareSlot: () => this.limiter.trySpare() },
       this.transportEvents(),
     );
     this.supervisor = new Supervisor(this.transport, {

@@ -4,9 +4,10 @@
  *
  * - a failover, at once, when the first fails at the transport (connection refused or reset,
  *   a process gone: the request did not get an answer, and a read is safe to repeat, §13.1), or
- * - a hedge ("The Tail at Scale"), when the first has not answered after the hedge delay and the
- *   hedge budget has a token: the first answer wins and the other attempt is aborted (over HTTP
- *   the request is cancelled, so the engine sees its client go away).
+ * - a hedge ("The Tail at Scale"), when the first has not answered after the hedge delay, the
+ *   engine's concurrency cap has a free slot and the hedge budget a token: the first answer wins
+ *   and the other attempt is aborted (over HTTP the request is cancelled, so the engine sees its
+ *   client go away).
  *
  * A call that relays progress or log frames is never hedged: two engines' frames for one leg
  * would interleave. An engine's error answer is an answer: it is passed on, never failed over.
@@ -27,6 +28,8 @@ export interface HedgeCounts {
   lost: number;
   /** Hedges the budget refused. */
   denied: number;
+  /** Hedges not sent because the engine's concurrency cap (`maxConcurrent`) had no free slot. */
+  capped: number;
 }
 
 export interface ReplicaPool {
@@ -34,6 +37,8 @@ export interface ReplicaPool {
   readonly budget: HedgeBudget | undefined;
   readonly hedges: HedgeCounts;
   pick(exclude?: ReadonlySet<Replica>): Replica | undefined;
+  /** A slot of the engine's concurrency cap for a hedge, with its release; undefined when none is free. */
+  hedgeSlot(): (() => void) | undefined;
   hedgeDelay(): number | undefined;
   recordLatency(ms: number): void;
 }
@@ -45,6 +50,8 @@ interface Attempt {
   kind: AttemptKind;
   controller: AbortController;
   running: boolean;
+  /** A hedge's own slot of the engine's concurrency cap, freed when it settles. */
+  release: (() => void) | undefined;
 }
 
 /** The transport failures after which the same read may go to another replica. */
@@ -98,8 +105,8 @@ class HedgedRead {
     return this.options.signal?.aborted === true;
   }
 
-  private launch(replica: Replica, kind: AttemptKind): void {
-    const attempt: Attempt = { replica, kind, controller: new AbortController(), running: true };
+  private launch(replica: Replica, kind: AttemptKind, release?: () => void): void {
+    const attempt: Attempt = { replica, kind, controller: new AbortController(), running: true, release };
     this.attempts.push(attempt);
     if (this.parentAborted) attempt.controller.abort(this.options.signal?.reason);
     const begunAt = replica.begin();
@@ -112,6 +119,7 @@ class HedgedRead {
 
   private answered(attempt: Attempt, begunAt: number, result: JsonObject): void {
     attempt.running = false;
+    attempt.release?.();
     attempt.replica.answered(begunAt);
     if (this.settled) return;
     this.pool.recordLatency(this.pool.now() - this.startedAt);
@@ -121,6 +129,7 @@ class HedgedRead {
 
   private failed(attempt: Attempt, begunAt: number, err: unknown): void {
     attempt.running = false;
+    attempt.release?.();
     // Aborted because the other attempt answered: says nothing against this replica.
     if (this.settled && !this.parentAborted) return attempt.replica.abandoned(begunAt);
     attempt.replica.failed(begunAt, err);
@@ -139,12 +148,20 @@ class HedgedRead {
     if (this.settled || this.attempts.length >= 2 || this.parentAborted) return;
     const next = this.pool.pick(this.tried());
     if (!next) return;
+    // The engine's cap counts the hedge too: at most `maxConcurrent` requests reach its replicas.
+    // Checked before the budget, so a hedge the cap stops spends no token.
+    const release = this.pool.hedgeSlot();
+    if (!release) {
+      this.pool.hedges.capped += 1;
+      return;
+    }
     if (!this.pool.budget!.tryTake()) {
+      release();
       this.pool.hedges.denied += 1;
       return;
     }
     this.pool.hedges.sent += 1;
-    this.launch(next, 'hedge');
+    this.launch(next, 'hedge', release);
   }
 
   private settle(winner: Attempt | undefined): void {

@@ -22,7 +22,7 @@ import { HedgeBudget } from '../resilience/hedge-budget.js';
 import { LatencyWindow } from '../resilience/latency.js';
 import { hedgedRead, type HedgeCounts, type ReplicaPool } from './hedged-read.js';
 import { DEFAULT_REPLICA_SETTINGS, Replica, type ReplicaSettings, type ReplicaSnapshot } from './replica.js';
-import type { UpstreamCallOptions, UpstreamTransport } from './transport.js';
+import type { TransportLimits, UpstreamCallOptions, UpstreamTransport } from './transport.js';
 
 export interface HedgeSettings {
   /** Hedge a read not answered after this many ms; absent = the engine's observed p95. */
@@ -34,6 +34,11 @@ export interface HedgeSettings {
 export interface ReplicaTransportOptions {
   /** Absent: reads are balanced and failed over, never hedged. */
   hedge?: HedgeSettings;
+  /**
+   * A free slot of the engine's concurrency cap for a hedge, with its release; undefined when none
+   * is free, and the read is not hedged (counted `capped`). Absent: hedges are not capped.
+   */
+  spareSlot?: () => (() => void) | undefined;
   replica?: Partial<ReplicaSettings>;
   /** Clock and coin, injectable for tests. */
   now?: () => number;
@@ -52,7 +57,7 @@ export class ReplicaTransport implements UpstreamTransport, ReplicaPool {
   readonly kind: 'http' | 'stdio';
   readonly replicas: readonly Replica[];
   readonly budget: HedgeBudget | undefined;
-  readonly hedges: HedgeCounts = { sent: 0, won: 0, lost: 0, denied: 0 };
+  readonly hedges: HedgeCounts = { sent: 0, won: 0, lost: 0, denied: 0, capped: 0 };
   readonly now: () => number;
   private readonly random: () => number;
   private readonly latency = new LatencyWindow();
@@ -116,6 +121,11 @@ export class ReplicaTransport implements UpstreamTransport, ReplicaPool {
     // The mean of the others is for a drawn replica not measured yet: computed only then.
     const unmeasured = a.ewmaMs === undefined || b.ewmaMs === undefined ? this.typicalLatency(now) : 0;
     return a.cost(unmeasured, now) <= b.cost(unmeasured, now) ? a : b;
+  }
+
+  /** A slot of the engine's concurrency cap for a hedge: its release, or undefined when none is free. */
+  hedgeSlot(): (() => void) | undefined {
+    return this.options.spareSlot ? this.options.spareSlot() : UNCAPPED;
   }
 
   /** When a read not yet answered is hedged: the configured delay, else the observed p95. */
@@ -208,6 +218,14 @@ export class ReplicaTransport implements UpstreamTransport, ReplicaPool {
     }
     return count === 0 ? 1 : sum / count;
   }
+}
+
+/** A hedge's release where no concurrency cap is wired (a replica set built on its own, in tests). */
+const UNCAPPED = (): void => undefined;
+
+/** A replica set's options: its engine entry's hedging, and the engine's concurrency cap for hedges. */
+export function replicaOptions(engine: { hedge?: HedgeSettings | undefined }, limits: TransportLimits): ReplicaTransportOptions {
+  return { ...(engine.hedge ? { hedge: engine.hedge } : {}), ...(limits.spareSlot ? { spareSlot: limits.spareSlot } : {}) };
 }
 
 /** The replica set behind a transport, when it is one (catalog/list `_meta`, metrics). */

@@ -60,9 +60,16 @@ export interface TransportEvents {
   onExit(code: number | null, signal: string | null): void;
 }
 
+/** What the engine gives its transport: its concurrency and size caps. */
+export interface TransportLimits {
+  connections: number;
+  maxResponseBytes: number;
+  /**
+   * A free slot of the engine's concurrency cap (`maxConcurrent`) for a hedged read's second
+   * request, or undefined when none is free (resilience/limiter.ts `trySpare`).
+   */
+  spareSlot?: () => (() => void) | undefined;
+}
+
 /** Builds the transport for one engine entry; chosen at the composition root per runtime. */
-export type TransportFactory = (
-  config: EngineConfig,
-  limits: { connections: number; maxResponseBytes: number },
-  events: TransportEvents,
-) => UpstreamTransport;
+export type TransportFactory = (config: EngineConfig, limits: TransportLimits, events: TransportEvents) => UpstreamTransport;

@@ -10,7 +10,7 @@ import type { ReplicaSnapshot } from '../../core/upstream/replica.js';
 
 const PREFIX = 'rcpgw_';
 const STATE_VALUE: Record<ReplicaSnapshot['state'], number> = { up: 0, trial: 1, ejected: 2 };
-const HEDGE_OUTCOMES = ['sent', 'won', 'lost', 'denied'] as const;
+const HEDGE_OUTCOMES = ['sent', 'won', 'lost', 'denied', 'capped'] as const;
 
 export function registerReplicaMetrics(registry: Registry, engines: () => readonly EngineView[]): void {
   const perReplica = (
@@ -74,7 +74,7 @@ export function registerReplicaMetrics(registry: Registry, engines: () => readon
 
   const hedges: Counter<'engine' | 'outcome'> = new Counter({
     name: `${PREFIX}hedges_total`,
-    help: 'Hedged reads by outcome: sent, won (answered first), lost (the first attempt answered first), denied (budget spent).',
+    help: 'Hedged reads by outcome: sent, won (answered first), lost (the first attempt answered first), denied (budget spent), capped (no free maxConcurrent slot).',
     labelNames: ['engine', 'outcome'],
     registers: [registry],
     collect: () => {

@@ -5,7 +5,7 @@
  * (cli, operations) hands it to the gateway; the core never imports a transport.
  */
 import type { TransportFactory } from '../../core/upstream/transport.js';
-import { ReplicaTransport } from '../../core/upstream/replicas.js';
+import { ReplicaTransport, replicaOptions } from '../../core/upstream/replicas.js';
 import { HttpTransport } from './http.js';
 import { StdioTransport } from './stdio.js';
 import { AdapterTransport } from '../../adapters/transport.js';
@@ -18,7 +18,7 @@ export function nodeTransportsWithin(budget: ByteBudget): TransportFactory {
     if (config.transport === 'http') {
       const http = (url: string): HttpTransport =>
         new HttpTransport({ url, connections: limits.connections, headers: config.headers, budget });
-      if (config.urls) return new ReplicaTransport(config.urls.map(http), config.hedge ? { hedge: config.hedge } : {});
+      if (config.urls) return new ReplicaTransport(config.urls.map(http), replicaOptions(config, limits));
       return http(config.url!);
     }
     return new StdioTransport({
