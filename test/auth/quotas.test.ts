@@ -5,7 +5,7 @@
  * address with auth off.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { rpc } from '../support/http-client.js';
+import { rpc, rpcRaw } from '../support/http-client.js';
 import {
   GATEWAY_CLI,
   spawnCaptured,
@@ -19,7 +19,12 @@ import { suiteProcesses } from '../support/suite.js';
 import { keyHash } from './support.js';
 
 const procs = suiteProcesses();
-const KEYS = { limited: 'limited-key-5a4b3c2d1e0f', other: 'other-key-0f1e2d3c4b5a', slow: 'slow-key-1a2b3c4d5e6f' };
+const KEYS = {
+  limited: 'limited-key-5a4b3c2d1e0f',
+  other: 'other-key-0f1e2d3c4b5a',
+  slow: 'slow-key-1a2b3c4d5e6f',
+  base: 'base-key-6f5e4d3c2b1a',
+};
 const as = (who: keyof typeof KEYS): { headers: Record<string, string> } => ({ headers: { authorization: `Bearer ${KEYS[who]}` } });
 
 let slowEngine: EngineHandle;
@@ -41,6 +46,7 @@ beforeAll(async () => {
           { id: 'limited', hash: keyHash(KEYS.limited), tenant: 'metered' },
           { id: 'other', hash: keyHash(KEYS.other), tenant: 'metered' },
           { id: 'slow', hash: keyHash(KEYS.slow), tenant: 'serial' },
+          { id: 'base', hash: keyHash(KEYS.base), tenant: 'metered' },
         ],
       },
       tenants: {
@@ -67,6 +73,17 @@ describe('request rate', () => {
     expect(retryAfterMs).toBeLessThanOrEqual(20_000);
     // Another principal of the same tenant has its own bucket.
     expect((await rpc(gw.url, 'ping', {}, as('other'))).status).toBe(200);
+  });
+});
+
+describe('request rate at the bare endpoint path', () => {
+  it('takes one token per POST to the base path itself, as to a method path', async () => {
+    // The guard sits on `<base>` and `<base>/*`, and the latter matches the base too: once per request all the same.
+    const post = (): Promise<number> =>
+      rpcRaw(gw.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: {} }), as('base').headers).then((r) => r.status);
+    expect(await post()).toBe(200);
+    expect(await post()).toBe(200); // burst 2
+    expect(await post()).toBe(429);
   });
 });
 

@@ -34,6 +34,13 @@ export function principalOf(c: { req: { raw: object } }): Principal | undefined 
   return principals.get(c.req.raw);
 }
 
+/**
+ * Requests the RCP guard has seen. It is installed on the base path and on `<base>/*`, and Hono's
+ * `<base>/*` matches the bare base too: without this, a POST to the base was authenticated,
+ * charged a quota token and counted in flight twice.
+ */
+const guarded = new WeakSet<object>();
+
 /** Install the guard on `app` for the RCP base path and the ops paths (call before the routes are added). */
 export function installHttpGuard<E extends Env>(app: Hono<E>, base: string, options: HttpGuardOptions<E>): void {
   const guard = rpcGuard(base, options);
@@ -56,7 +63,8 @@ function rpcGuard<E extends Env>(base: string, options: HttpGuardOptions<E>): Mi
   const { authenticator, limiter, audit } = options;
   const counter = new ConcurrencyCounter();
   return async (c, next) => {
-    if (c.req.method !== 'POST') return next();
+    if (c.req.method !== 'POST' || guarded.has(c.req.raw)) return next();
+    guarded.add(c.req.raw);
     const address = options.address(c);
     let principal: Principal | undefined;
     if (authenticator) {
