@@ -82,10 +82,10 @@
             title: `weight ${c.weight}, engine score ${c.score}`,
           },
           h('i', { style: `width:${Math.round((c.contribution / widest) * 40)}px;background:${colorOf(c.engine)}` }),
-          `${c.engine} #${c.rank} → ${c.contribution.toFixed(5)}`,
+          `${c.engine} #${c.rank} → ${num(c.contribution, 5)}`,
         ),
       ),
-      h('span', { class: 'muted' }, ` = ${sum.toFixed(5)}`),
+      h('span', { class: 'muted' }, ` = ${num(sum, 5)}`),
     );
   };
 
@@ -106,7 +106,7 @@
             hitRow(hit.id, [
               h('td', { class: 'num' }, String(i + 1)),
               h('td', { title: hit.text }, String(hit.id), h('div', { class: 'excerpt' }, hit.text.slice(0, 90))),
-              h('td', { class: 'num score', dataset: { score: String(hit.score) } }, hit.score.toFixed(5)),
+              h('td', { class: 'num score', dataset: { score: String(hit.score) } }, num(hit.score, 5)),
               lineageCell(lineage?.hits[i]),
             ]),
           ),

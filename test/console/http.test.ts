@@ -3,13 +3,17 @@
  * assets (and nothing else by name), the JSON snapshot, the live stream that runs the sampler
  * only while someone watches, the explorer's search stream, and the loopback-only guard.
  */
+import { keyHash } from '../auth/support.js';
 import { request } from 'node:http';
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, stdioEngineCommand, type GatewayHandle } from '../support/processes.js';
+import { MAX_CONSOLE_STREAMS } from '../../src/node/console/console.js';
 
 let on: GatewayHandle;
 let off: GatewayHandle;
+/** Client auth on (an API key), console on. */
+let authed: GatewayHandle;
 /** The console URL by loopback address (the "on" gateway listens on every interface). */
 const consoleOf = (gateway: GatewayHandle): string => `http://127.0.0.1:${new URL(gateway.url).port}/console`;
 
@@ -18,13 +22,23 @@ beforeAll(async () => {
     { id: 'one', transport: 'stdio', command: stdioEngineCommand(['--id', 'one', '--id-prefix', 'one-']) },
     { id: 'two', transport: 'stdio', command: stdioEngineCommand(['--id', 'two', '--id-prefix', 'two-']) },
   ];
-  [on, off] = await Promise.all([
+  const apiKeys = [{ id: 'alice', hash: keyHash('alice-key-0123456789') }];
+  [on, off, authed] = await Promise.all([
     startGateway({ config: { engines, gateway: { host: '0.0.0.0', auth: { allowUnauthenticated: true }, console: { enabled: true } } } }),
     startGateway({ config: { engines } }),
+    startGateway({ config: { engines, gateway: { auth: { enabled: true, apiKeys }, console: { enabled: true } } } }),
   ]);
 }, 60_000);
 afterAll(async () => {
-  await Promise.all([on?.stop(), off?.stop()]);
+  await Promise.all([on?.stop(), off?.stop(), authed?.stop()]);
+});
+
+describe('console with client auth on', () => {
+  it('shows state but refuses explorer searches (-32012): they would skip the tenant scope, the quota and the audit', async () => {
+    expect((await fetch(`${consoleOf(authed)}/api/state`)).status).toBe(200);
+    const events = await readEvents(`${consoleOf(authed)}/api/search?q=boundary`, (seen) => seen.length > 0);
+    expect(events).toEqual([['failure', expect.objectContaining({ code: -32012 })]]);
+  });
 });
 
 interface Frame {
@@ -150,6 +164,48 @@ describe('console on', () => {
     expect(await status({ host: `rebound.example:${port}` })).toBe(403);
     expect(await status({ host: `127.0.0.1:${port}`, 'sec-fetch-site': 'cross-site' })).toBe(403);
     expect(await status({ host: `127.0.0.1:${port}`, 'sec-fetch-site': 'same-origin' })).toBe(200);
+    // A page on another localhost port is "same-site" to a browser: refused, as is a foreign Origin.
+    expect(await status({ host: `127.0.0.1:${port}`, 'sec-fetch-site': 'same-site' })).toBe(403);
+    expect(await status({ host: `127.0.0.1:${port}`, origin: 'http://127.0.0.1:3000' })).toBe(403);
+    expect(await status({ host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port}` })).toBe(200);
+  });
+
+  it('answers HEAD on its streams with headers only: no watcher left behind, no search run', async () => {
+    const callsNow = async (): Promise<number> =>
+      ((await (await fetch(`${consoleOf(on)}/api/state`)).json()) as Frame).state.engines.reduce((sum, e) => sum + e.totals.calls, 0);
+    const before = await callsNow();
+    for (const path of ['/api/stream', '/api/search?q=boundary']) {
+      for (let i = 0; i < 5; i++) {
+        const res = await fetch(`${consoleOf(on)}${path}`, { method: 'HEAD' });
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      }
+    }
+    const state = ((await (await fetch(`${consoleOf(on)}/api/state`)).json()) as Frame).state;
+    expect(state.gateway.watched).toBe(false);
+    expect(await callsNow()).toBe(before);
+  });
+
+  it(`opens at most ${MAX_CONSOLE_STREAMS} streams at once (503 beyond), and one again once a stream closes`, async () => {
+    const open = await Promise.all(
+      Array.from({ length: MAX_CONSOLE_STREAMS }, async () => {
+        const controller = new AbortController();
+        const res = await fetch(`${consoleOf(on)}/api/stream`, { signal: controller.signal });
+        expect(res.status).toBe(200);
+        return controller;
+      }),
+    );
+    const over = await fetch(`${consoleOf(on)}/api/stream`);
+    expect(over.status).toBe(503);
+    expect(over.headers.get('retry-after')).toBe('5');
+    for (const controller of open) controller.abort();
+    let again = 503;
+    for (let attempt = 0; attempt < 50 && again === 503; attempt++) {
+      const controller = new AbortController();
+      again = (await fetch(`${consoleOf(on)}/api/stream`, { signal: controller.signal })).status;
+      controller.abort();
+    }
+    expect(again).toBe(200);
   });
 
   const external = Object.values(os.networkInterfaces())

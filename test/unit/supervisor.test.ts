@@ -191,7 +191,10 @@ describe('engine over a TransportFactory', () => {
     let events: TransportEvents | undefined;
     const factory: TransportFactory = (engineConfig, limits, ev) => {
       expect(engineConfig.id).toBe('e1');
-      expect(limits).toEqual({ connections: 3, maxResponseBytes: config().gateway.maxResponseBytes });
+      expect(limits).toMatchObject({ connections: 3, maxResponseBytes: config().gateway.maxResponseBytes });
+      const spare = limits.spareSlot?.(); // the engine's limiter has a slot to spare for a hedge
+      expect(spare).toBeTypeOf('function');
+      spare?.();
       events = ev;
       return transport;
     };

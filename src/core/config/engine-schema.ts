@@ -4,7 +4,7 @@
  * breaker overrides, hedging and id space. schema.ts puts the entries in the whole config.
  */
 import { z } from 'zod';
-import { durationMs, httpUrl, nonNegativeInt, positiveInt } from './primitives.js';
+import { durationMs, fusionWeight, httpUrl, nonNegativeInt, positiveInt } from './primitives.js';
 
 export const BreakerSettingsSchema = z.strictObject({
   /** Failure percentage in the rolling window that opens the breaker. */
@@ -60,7 +60,7 @@ export const EngineSchema = z
      */
     adapter: z.looseObject({ kind: z.string().min(1) }).optional(),
     command: z.array(z.string()).min(1, 'expected a non-empty command array').optional(),
-    weight: z.number().finite().min(0, 'expected a weight ≥ 0').default(1),
+    weight: fusionWeight.default(1),
     required: z.boolean().default(false),
     priority: z.number().finite().default(0),
     // Per-engine settings (all optional; gateway defaults apply).

@@ -24,3 +24,16 @@ const timerMessage = `expected at most ${MAX_TIMER_MS} ms (about 24.8 days): tim
 export const durationMs = positiveInt.max(MAX_TIMER_MS, timerMessage);
 /** The same, 0 allowed. */
 export const nonNegativeDurationMs = nonNegativeInt.max(MAX_TIMER_MS, timerMessage);
+
+/**
+ * The largest fusion weight (an engine's `weight`, a request's `weights`): weighted fusion sums
+ * weight × score over the engines, and weights near the number range overflowed that sum to
+ * Infinity, which JSON writes as a null score (not a number, §7.7). A million to one is past any
+ * ratio worth weighting by.
+ */
+export const MAX_FUSION_WEIGHT = 1_000_000;
+export const fusionWeight = z
+  .number()
+  .finite()
+  .min(0, 'expected a weight ≥ 0')
+  .max(MAX_FUSION_WEIGHT, `expected a weight ≤ ${MAX_FUSION_WEIGHT}`);

@@ -12,6 +12,7 @@
  * be named by the `x-rcpgw-engine` HTTP header (the `_meta` key wins when both are present).
  */
 import { z } from 'zod';
+import { fusionWeight } from '../config/primitives.js';
 import { routeEngineIds, type GatewaySettings } from '../config/schema.js';
 import { RcpError } from '../protocol/errors.js';
 import { isJsonObject, type JsonObject } from '../protocol/jsonrpc.js';
@@ -25,7 +26,7 @@ const VendorSchema = z.looseObject({
   fusion: z.enum(['rrf', 'weighted', 'convex']).optional(),
   dedup: z.enum(['id', 'citation.uri', 'content-hash']).optional(),
   rrfK: z.number().finite().min(0).optional(),
-  weights: z.record(z.string(), z.number().finite().min(0)).optional(),
+  weights: z.record(z.string(), fusionWeight).optional(),
   engines: z.array(z.string()).min(1).optional(),
   engine: z.string().min(1).optional(),
   lineage: z.boolean().optional(),

@@ -3,8 +3,12 @@
  * an admin surface: by default it answers loopback peers only (the socket's address, never a
  * forwarded header, which any client can set), addressed by a loopback name (a page on another
  * site that points its own DNS name at 127.0.0.1 — DNS rebinding — sends its own Host), and not
- * fetched cross-site (another site's page making the operator's browser run searches). A
- * deployment that needs the console remotely passes an authenticating guard instead.
+ * fetched by another origin's page. "Another origin" includes a page on another port of
+ * localhost, which browsers count as the same site (`Sec-Fetch-Site: same-site`): any local dev
+ * server could otherwise make the operator's browser run searches. So only the console's own
+ * page (`same-origin`), a navigation the operator typed (`none`), or a client that sends no
+ * fetch metadata (curl) passes, and an `Origin` header must name this very host. A deployment
+ * that needs the console remotely passes an authenticating guard instead.
  */
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
@@ -33,5 +37,12 @@ export const loopbackOnly: ConsoleGuard = (c) => {
   } catch {
     return false; // not a node socket (app.fetch called directly): no peer to vouch for
   }
-  return isLoopbackAddress(peer) && isLoopbackHost(c.req.header('host')) && c.req.header('sec-fetch-site') !== 'cross-site';
+  const host = c.req.header('host');
+  return isLoopbackAddress(peer) && isLoopbackHost(host) && ownOrigin(c.req.header('sec-fetch-site'), c.req.header('origin'), host);
 };
+
+/** Fetch metadata of the console's own page, a typed navigation, or none at all; an Origin of this host only. */
+export function ownOrigin(fetchSite: string | undefined, origin: string | undefined, host: string | undefined): boolean {
+  if (fetchSite !== undefined && fetchSite !== 'same-origin' && fetchSite !== 'none') return false;
+  return origin === undefined || origin === `http://${host}` || origin === `https://${host}`;
+}

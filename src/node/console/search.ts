@@ -5,6 +5,7 @@
  * list, the contributions behind every fused score) or `failure` (not `error`, which EventSource keeps for
  * its own connection errors).
  */
+import { MAX_FUSION_WEIGHT } from '../../core/config/primitives.js';
 import type { GatewaySettings } from '../../core/config/schema.js';
 import { RcpError } from '../../core/protocol/errors.js';
 import type { JsonObject } from '../../core/protocol/jsonrpc.js';
@@ -44,7 +45,8 @@ export function parseSearch(url: URL, settings: GatewaySettings): SearchRequest 
   for (const pair of (q.get('weights') ?? '').split(',').filter(Boolean)) {
     const at = pair.lastIndexOf(':');
     const weight = Number(pair.slice(at + 1));
-    if (at <= 0 || !Number.isFinite(weight) || weight < 0) throw RcpError.invalidParams('weights', `"${pair}" is not engine:weight`);
+    if (at <= 0 || !Number.isFinite(weight) || weight < 0 || weight > MAX_FUSION_WEIGHT)
+      throw RcpError.invalidParams('weights', `"${pair}" is not engine:weight (a weight from 0 to ${MAX_FUSION_WEIGHT})`);
     weights[pair.slice(0, at)] = weight;
   }
   if (Object.keys(weights).length > 0) out.weights = weights;
@@ -102,7 +104,7 @@ export function searchRefused(err: unknown): Response {
   });
 }
 
-export function searchStream(search: SearchRequest, service: RcpService): Response {
+export function searchStream(search: SearchRequest, service: RcpService, onClose?: () => void): Response {
   return sseResponse((channel: SseChannel) => {
     const started = performance.now();
     const progress = (update: ProgressUpdate): void =>
@@ -133,5 +135,5 @@ export function searchStream(search: SearchRequest, service: RcpService): Respon
       if (!settled) call.abort('disconnect');
       call.done();
     };
-  });
+  }, onClose);
 }

@@ -80,7 +80,8 @@ function engineRow(engine: Engine, input: StateInput): EngineRow {
   return {
     id: engine.id,
     status: engine.status,
-    lastError: engine.lastError ?? null,
+    // As catalog/list: the full text (addresses, ports) only for an engine whose endpoint is shown; it is always in the log.
+    lastError: (input.settings.exposeEndpoints || engine.config.expose === true ? engine.lastError : engine.lastPublicError) ?? null,
     transport: engine.config.transport,
     server: engine.server ? `${engine.server.name}${engine.server.version ? ` ${engine.server.version}` : ''}` : null,
     weight: engine.weight,
