@@ -213,6 +213,7 @@ async function mcpStdio(argv: string[]): Promise<void> {
   const gate = new AdmissionGate(settings.maxInFlight);
   const connection = serveMcpStdio(mcp, {
     service,
+    maxLineBytes: settings.maxBodyBytes,
     session: { ...ops.sessionOptions(), admit: () => gate.tryEnter() },
     onError: (err) => logger.debug({ err: err instanceof Error ? err.message : String(err) }, 'mcp'),
   });

@@ -11,17 +11,43 @@ import type { SessionOptions } from '../core/session/session.js';
 import { RcpBridge } from './bridge.js';
 import type { McpFacade } from './facade.js';
 import { followCatalog } from './follow.js';
+import { mcpLineGate } from './stdio-lines.js';
+
+/** What a line may weigh when the caller names no cap: the gateway's default `maxBodyBytes`. */
+const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
+
+/**
+ * The SDK's transport, telling us when it closes, for whatever reason: stdin's end, and also a
+ * stdout that failed (the host gone: EPIPE) or its own read buffer refusing. After those, stdin
+ * is paused and never ends, so stdin events alone left the process serving nobody for ever.
+ */
+class ClosingTransport extends StdioServerTransport {
+  constructor(
+    input: Readable,
+    output: Writable,
+    private readonly onClosed: () => void,
+  ) {
+    super(input, output);
+  }
+
+  override async close(): Promise<void> {
+    await super.close();
+    this.onClosed();
+  }
+}
 
 export interface McpStdioOptions {
   service: RcpService;
   session?: Partial<SessionOptions>;
   input?: Readable;
   output?: Writable;
+  /** The longest line accepted (`gateway.maxBodyBytes`); a longer one is answered -32013 and skipped. */
+  maxLineBytes?: number;
   onError?: (err: unknown) => void;
 }
 
 export interface McpStdioConnection {
-  /** Resolves when the client closes its end (stdin EOF). */
+  /** Resolves when the connection is gone: stdin EOF, or the transport closed (stdout failed, say). */
   readonly ended: Promise<void>;
   /** Let tool calls finish (up to `drainTimeoutMs`), then end listen streams cleanly and close. */
   close(drainTimeoutMs: number): Promise<void>;
@@ -32,10 +58,13 @@ export function serveMcpStdio(facade: McpFacade, options: McpStdioOptions): McpS
   const output = options.output ?? process.stdout;
   const onError = options.onError ?? ((): void => undefined);
   const bridge = new RcpBridge({ service: options.service, transport: 'stdio', ...(options.session ? { session: options.session } : {}) });
+  let closed: () => void = () => undefined;
   const ended = new Promise<void>((resolve) => {
+    closed = resolve;
     input.once('end', () => resolve());
     input.once('close', () => resolve());
   });
+  const lines = input.pipe(mcpLineGate(output, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES));
   const handle = serveStdio(
     ({ era }) => {
       const instance = facade.createInstance(bridge, era);
@@ -48,7 +77,7 @@ export function serveMcpStdio(facade: McpFacade, options: McpStdioOptions): McpS
       };
       return instance.server;
     },
-    { transport: new StdioServerTransport(input, output), onerror: onError },
+    { transport: new ClosingTransport(lines, output, () => closed()), onerror: onError },
   );
   return {
     ended,
