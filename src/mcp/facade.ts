@@ -6,15 +6,18 @@
  *   tools      search (federated retrieve), list_engines (catalog/list), rerank (when offered)
  *   resources  rcpgw://catalog, rcpgw://engines/{id}  (subscribe for catalog changes)
  */
-import { McpServer } from '@modelcontextprotocol/server';
+import { McpServer, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { RcpService } from '../core/service/contract.js';
 import { RcpBridge } from './bridge.js';
-import { registerCatalogResources } from './catalog/resources.js';
+import { CATALOG_URI, ENGINE_URI_PREFIX, registerCatalogResources } from './catalog/resources.js';
 import { catalogReader, withCatalogTriggers, type TriggerHooks } from './catalog/source.js';
 import { EMPTY_CATALOG, type CatalogSnapshot } from './catalog/snapshot.js';
 import { CatalogWatch } from './catalog/watch.js';
 import type { ToolEnv } from './tools/call.js';
 import { ToolSet } from './tools/index.js';
+
+/** Resource subscriptions one 2025-era connection may hold: the catalog and an engine's each, with room to spare. */
+const MAX_SUBSCRIPTIONS = 1024;
 
 export type McpEra = 'legacy' | 'modern';
 
@@ -83,7 +86,13 @@ export class McpFacade {
     if (era === 'legacy') {
       // 2025-era clients subscribe per resource; 2026-07-28 ones name URIs in subscriptions/listen.
       server.server.setRequestHandler('resources/subscribe', (request) => {
-        subscriptions.add(request.params.uri);
+        const { uri } = request.params;
+        // Only this server's resources, and a bounded set: any string was kept, without limit.
+        if (uri !== CATALOG_URI && !uri.startsWith(ENGINE_URI_PREFIX))
+          throw new ProtocolError(ProtocolErrorCode.InvalidParams, `not a resource of this server: ${uri.slice(0, 200)}`);
+        if (!subscriptions.has(uri) && subscriptions.size >= MAX_SUBSCRIPTIONS)
+          throw new ProtocolError(ProtocolErrorCode.InvalidParams, `at most ${MAX_SUBSCRIPTIONS} resource subscriptions per connection`);
+        subscriptions.add(uri);
         return {};
       });
       server.server.setRequestHandler('resources/unsubscribe', (request) => {

@@ -69,6 +69,25 @@ describe('mcp-stdio on the wire', () => {
     expect(await next()).toMatchObject({ id: 'after', result: {} });
   }, 30_000);
 
+  it('refuses what it cannot honour instead of dropping it: an unadvertised filter, a foreign subscription, a malformed URI', async () => {
+    const { proc, next } = start();
+    const request = async (id: string, method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> => {
+      send(proc, JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+      return next();
+    };
+    await request('init', 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'wire', version: '1' } });
+    send(proc, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+    // No engine here filters: the gateway does not advertise `filter`, so the argument is refused (§7.7), not ignored.
+    const filtered = await request('f', 'tools/call', {
+      name: 'search',
+      arguments: { query: 'heat', filter: { field: 'x', op: 'eq', value: 1 } },
+    });
+    expect(filtered).toMatchObject({ id: 'f', result: { isError: true } });
+    expect(JSON.stringify(filtered)).toContain('-32005');
+    expect(await request('s', 'resources/subscribe', { uri: 'file:///etc/passwd' })).toMatchObject({ id: 's', error: { code: -32602 } });
+    expect(await request('r', 'resources/read', { uri: 'rcpgw://engines/%E0%A4%A' })).toMatchObject({ id: 'r', error: { code: -32602 } });
+  }, 30_000);
+
   it('exits once its host is gone (stdout closed), stdin still open', async () => {
     const { proc, next } = start();
     send(proc, ping('first'));

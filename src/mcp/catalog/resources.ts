@@ -57,7 +57,8 @@ export function registerCatalogResources(server: McpServer, env: ToolEnv): void 
       mimeType: JSON_MIME,
     },
     async (uri, variables, ctx) => {
-      const id = decodeURIComponent(String(variables.id));
+      const id = decodedId(String(variables.id));
+      if (id === undefined) throw new ResourceNotFoundError(uri.href); // not percent-encoding: names no engine
       const catalog = await readCatalog(env, ctx);
       const engines: unknown[] = Array.isArray(catalog.engines) ? catalog.engines : [];
       const entry = engines.find((candidate) => isJsonObject(candidate) && candidate.id === id);
@@ -65,6 +66,15 @@ export function registerCatalogResources(server: McpServer, env: ToolEnv): void 
       return { contents: [{ uri: uri.href, mimeType: JSON_MIME, text: JSON.stringify(entry) }] };
     },
   );
+}
+
+/** An engine id from its URI segment; undefined for bad percent-encoding (a client's mistake, not ours). */
+function decodedId(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
 }
 
 async function readCatalog(env: ToolEnv, ctx: ServerContext): Promise<JsonObject> {

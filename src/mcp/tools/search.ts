@@ -9,6 +9,7 @@ import type { CallToolResult, McpServer, RegisteredTool } from '@modelcontextpro
 import { z } from 'zod';
 import { positiveInt, stringArray } from '../../core/protocol/capabilities.js';
 import { isJsonObject, type JsonObject } from '../../core/protocol/jsonrpc.js';
+import { ErrorCode, RcpError } from '../../core/protocol/errors.js';
 import { callRcp, type ToolEnv } from './call.js';
 import { thrownToolError, toolError } from './errors.js';
 import { renderSearch } from './render.js';
@@ -91,6 +92,7 @@ export function registerSearch(server: McpServer, env: ToolEnv): RegisteredTool 
     },
     async (args, ctx): Promise<CallToolResult> => {
       try {
+        refuseUnadvertised(args, env);
         const input = parseArguments(searchInputSchema(env), args);
         const params: JsonObject = { query: input.query, k: input.k ?? DEFAULT_K };
         if ('filter' in input && input.filter !== undefined) params.filter = input.filter;
@@ -103,6 +105,24 @@ export function registerSearch(server: McpServer, env: ToolEnv): RegisteredTool 
       }
     },
   );
+}
+
+/**
+ * A `filter` or `cursor` the gateway does not advertise is refused (-32005, §7.7), not dropped:
+ * the schema would strip it, and a model would take unfiltered hits for filtered ones.
+ */
+function refuseUnadvertised(args: unknown, env: ToolEnv): void {
+  if (!isJsonObject(args)) return;
+  const { capabilities } = env.catalog;
+  for (const [option, capability] of [
+    ['filter', 'filter'],
+    ['cursor', 'pagination'],
+  ] as const) {
+    if (args[option] !== undefined && !capabilities[capability])
+      throw new RcpError(ErrorCode.OptionUnsupported, `${option} is not supported: the gateway does not advertise ${capability}`, {
+        field: option,
+      });
+  }
 }
 
 function searchResult(query: string, result: JsonObject): CallToolResult {
