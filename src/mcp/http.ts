@@ -10,6 +10,7 @@
 import { localhostHostValidation, localhostOriginValidation } from '@modelcontextprotocol/hono';
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
 import type { Env, Hono } from 'hono';
+import { BodyTimeoutError, type BodyReader } from '../core/http/request-io.js';
 import type { RcpService } from '../core/service/contract.js';
 import type { SessionOptions } from '../core/session/session.js';
 import { RcpBridge } from './bridge.js';
@@ -56,15 +57,35 @@ export class McpHttpEndpoint {
     return this.options.path ?? MCP_PATH;
   }
 
-  mount<E extends Env>(app: Hono<E>): void {
+  /**
+   * `readBody`, when given, reads a POST's body as the RCP endpoint does (the listener's body
+   * timeout and size cap) before the SDK sees it: the SDK reads the web Request itself, outside
+   * that timeout, so a stalled body held its connection until node's 300 s request timeout.
+   */
+  mount<E extends Env>(app: Hono<E>, readBody?: BodyReader<E>): void {
     if (LOOPBACK.has(this.options.host)) app.use(this.path, localhostHostValidation(), localhostOriginValidation());
-    app.all(this.path, (c) => {
+    app.all(this.path, async (c) => {
       if (this.closing) {
         return c.json({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'server is shutting down' } }, 503, {
           'retry-after': '1',
         });
       }
-      return this.handler.fetch(c.req.raw);
+      if (!readBody || c.req.method !== 'POST') return this.handler.fetch(c.req.raw);
+      let text: string | undefined;
+      try {
+        text = await readBody(c, this.options.maxBodyBytes);
+      } catch (err) {
+        if (err instanceof BodyTimeoutError) return rpcFault(408, -32600, err.message);
+        throw err;
+      }
+      if (text === undefined) return rpcFault(413, -32600, `request body exceeds ${this.options.maxBodyBytes} bytes`);
+      let parsedBody: unknown;
+      try {
+        parsedBody = JSON.parse(text);
+      } catch {
+        return rpcFault(400, -32700, 'Parse error: the body is not JSON');
+      }
+      return this.handler.fetch(c.req.raw, { parsedBody });
     });
   }
 
@@ -79,6 +100,14 @@ export class McpHttpEndpoint {
     this.unpublish();
     await this.handler.close();
   }
+}
+
+/** A JSON-RPC error answered before the SDK sees the request (id null: none could be read). */
+function rpcFault(status: number, code: number, message: string): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }), {
+    status,
+    headers: { 'content-type': 'application/json' },
+  });
 }
 
 function headersOf(request: Request | undefined): Readonly<Record<string, string>> {

@@ -31,7 +31,7 @@ export function mcpBesideRcp(
   let endpoint: McpHttpEndpoint | undefined;
   return {
     rcpService,
-    mount: (app, shared) => {
+    mount: (app, shared, readBody) => {
       endpoint = new McpHttpEndpoint(mcp, {
         service,
         session: { ...ops.sessionOptions(), ...shared },
@@ -40,7 +40,7 @@ export function mcpBesideRcp(
         keepAliveMs: settings.sseHeartbeatMs,
         onError: (err) => logger.debug({ err: err.message }, 'mcp'),
       });
-      endpoint.mount(app);
+      endpoint.mount(app, readBody);
     },
     // Catalog watches answer at once, so their streams end before the drain; MCP tool calls drain
     // with the RCP ones (shared gate), then the MCP listen streams end with their final result.

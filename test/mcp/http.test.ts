@@ -7,6 +7,7 @@
  * degraded answers, rerank routing, the catalog, and a 2025-era client on the same endpoint.
  */
 import type { Client } from '@modelcontextprotocol/client';
+import { connect } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -65,7 +66,7 @@ beforeAll(async () => {
         command: stdioEngineCommand(['--id', 's', '--id-prefix', 's-', '--events', sEvents, '--control', controls.s]),
       },
     ],
-    gateway: { progressFramesPerSecond: 1000, retry: { budgetRatio: 0, minPerWindow: 0, windowMs: 10_000 } },
+    gateway: { progressFramesPerSecond: 1000, bodyTimeoutMs: 1_000, retry: { budgetRatio: 0, minPerWindow: 0, windowMs: 10_000 } },
   });
   client = await connectHttp(gw.url);
   procs.defer(() => client.close());
@@ -267,4 +268,25 @@ describe('a 2025-era MCP client on the same endpoint', () => {
       await legacy.close();
     }
   });
+});
+
+describe('MCP over HTTP against a stalled body', () => {
+  it('answers 408 once the body stalls for gateway.bodyTimeoutMs, as /rcp does', async () => {
+    const { port } = new URL(gw.url);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => {
+        socket.write(
+          'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
+            'Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{"jsonrpc":',
+        );
+      });
+      let text = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (text += chunk));
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 408/);
+    expect(answer).toContain('stalled');
+  }, 20_000);
 });

@@ -30,6 +30,9 @@ export interface HttpExchange {
   onClientGone(gone: () => void): void;
 }
 
+/** Reads the body of the request behind `c`: undefined past `maxBytes`, BodyTimeoutError when it stalls. */
+export type BodyReader<E extends Env> = (c: Context<E>, maxBytes: number) => Promise<string | undefined>;
+
 export interface RequestIo<E extends Env> {
   /** Middleware in front of the endpoint that answers `tooLarge()` for a body over `maxBytes`. */
   limitBody(maxBytes: number, tooLarge: () => Response): MiddlewareHandler<E>;

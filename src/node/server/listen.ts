@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { GatewaySettings } from '../../core/config/schema.js';
 import type { Logger } from '../observability/log.js';
 import { createRcpHttpApp, type HttpServerOptions } from '../../core/http/app.js';
+import type { BodyReader } from '../../core/http/request-io.js';
 import { httpAppSettings } from '../../core/http/app-settings.js';
 import type { RcpService } from '../../core/service/contract.js';
 import type { SessionOptions } from '../../core/session/session.js';
@@ -21,6 +22,8 @@ import { directLane } from './direct-lane.js';
 export type BesideMount = (
   app: Parameters<NonNullable<HttpServerOptions<NodeHttpEnv>['extend']>>[0],
   session: Pick<SessionOptions, 'admit' | 'registry'>,
+  /** Reads a request body as the RCP endpoint does: `gateway.bodyTimeoutMs` between reads, undefined past `maxBytes`. */
+  readBody: BodyReader<NodeHttpEnv>,
 ) => void;
 
 export interface RunningHttpServer {
@@ -45,13 +48,14 @@ export async function startHttpServer(
   const gate = new AdmissionGate(settings.maxInFlight);
   const registry = new InFlightRegistry();
   const reading: BodyReading = { idleMs: settings.bodyTimeoutMs, observer };
+  const io = nodeRequestIo(reading);
   const { app, endpoint, base, maxBodyBytes, endpointOnly } = createRcpHttpApp<NodeHttpEnv>(service, {
     ...httpAppSettings(settings, gate),
-    io: nodeRequestIo(reading),
+    io,
     ...extra,
     extend: (app) => {
       extra.extend?.(app);
-      beside?.(app, { admit: () => gate.tryEnter(), registry });
+      beside?.(app, { admit: () => gate.tryEnter(), registry }, (c, maxBytes) => io.exchange(c, undefined).readBody(maxBytes));
     },
     session: { ...extra.session, registry },
   });
