@@ -19,6 +19,11 @@ import { publishCatalog } from './follow.js';
 
 export const MCP_PATH = '/mcp';
 
+/** After the drain timeout, how long the listener's -32010 answers to calls still running may take to settle. */
+const DRAIN_ANSWER_GRACE_MS = 1_000;
+/** Then how long those answers get to pass through the SDK to their sockets before the handler closes. */
+const RESULT_WRITE_GRACE_MS = 100;
+
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
 export interface McpHttpOptions {
@@ -96,7 +101,13 @@ export class McpHttpEndpoint {
    */
   async close(drainTimeoutMs: number): Promise<void> {
     this.closing = true;
-    await this.bridge.idle(drainTimeoutMs);
+    // Calls still running at the drain timeout are answered -32010 by the listener's drain, which
+    // runs beside this close on the same timeout: wait for those answers to be written. Closing
+    // the handler first cut each such call off with an empty HTTP 499 instead.
+    if (!(await this.bridge.idle(drainTimeoutMs)) && (await this.bridge.idle(DRAIN_ANSWER_GRACE_MS))) {
+      // The calls are answered; their tool results still pass through the SDK to the sockets.
+      await new Promise((resolve) => setTimeout(resolve, RESULT_WRITE_GRACE_MS));
+    }
     this.unpublish();
     await this.handler.close();
   }
