@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfigFile, type LoadedConfig } from '../node/config/load.js';
 import { createLogger, type Logger } from '../node/observability/log.js';
 import { Gateway } from '../core/gateway/gateway.js';
-import { AdmissionGate } from '../core/session/admission.js';
+import { AdmissionGate, InFlightRegistry } from '../core/session/admission.js';
 import type { McpFacade } from '../mcp/facade.js';
 import { startHttpServer } from '../node/server/listen.js';
 import { serveStdio } from '../node/server/stdio.js';
@@ -211,10 +211,12 @@ async function mcpStdio(argv: string[]): Promise<void> {
   const service = ops.attach(gateway);
   await ops.startSidecars(loaded.file);
   const gate = new AdmissionGate(settings.maxInFlight);
+  // What shutdown answers -32010 past the drain timeout, as on the HTTP listener (§13.1).
+  const registry = new InFlightRegistry();
   const connection = serveMcpStdio(mcp, {
     service,
     maxLineBytes: settings.maxBodyBytes,
-    session: { ...ops.sessionOptions(), admit: () => gate.tryEnter() },
+    session: { ...ops.sessionOptions(), admit: () => gate.tryEnter(), registry },
     onError: (err) => logger.debug({ err: err instanceof Error ? err.message : String(err) }, 'mcp'),
   });
   let stopping: Promise<void> | undefined;
@@ -222,7 +224,7 @@ async function mcpStdio(argv: string[]): Promise<void> {
   const stop = (trigger: string): Promise<void> =>
     (stopping ??= (async () => {
       logger.info({ trigger }, 'shutting down');
-      await connection.close(settings.drainTimeoutMs);
+      await connection.close(settings.drainTimeoutMs, () => registry.failAll());
       mcp.close();
       await gateway.stop();
       await ops.close();

@@ -49,8 +49,12 @@ export interface McpStdioOptions {
 export interface McpStdioConnection {
   /** Resolves when the connection is gone: stdin EOF, or the transport closed (stdout failed, say). */
   readonly ended: Promise<void>;
-  /** Let tool calls finish (up to `drainTimeoutMs`), then end listen streams cleanly and close. */
-  close(drainTimeoutMs: number): Promise<void>;
+  /**
+   * Let tool calls finish (up to `drainTimeoutMs`); past it, `failRemaining` answers the calls
+   * still running (-32010) and they get a moment to be written; then end listen streams cleanly
+   * and close.
+   */
+  close(drainTimeoutMs: number, failRemaining?: () => void): Promise<void>;
 }
 
 export function serveMcpStdio(facade: McpFacade, options: McpStdioOptions): McpStdioConnection {
@@ -81,8 +85,12 @@ export function serveMcpStdio(facade: McpFacade, options: McpStdioOptions): McpS
   );
   return {
     ended,
-    close: async (drainTimeoutMs) => {
-      await bridge.idle(drainTimeoutMs);
+    close: async (drainTimeoutMs, failRemaining) => {
+      if (!(await bridge.idle(drainTimeoutMs)) && failRemaining) {
+        failRemaining();
+        // The answers are given; their tool results still pass through the SDK to stdout.
+        if (await bridge.idle(1_000)) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
       await handle.close();
     },
   };

@@ -6,9 +6,10 @@
  * nobody for ever.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GATEWAY_CLI, REPO_ROOT, stdioEngineCommand, tmpDir, writeConfig } from '../support/processes.js';
+import { GATEWAY_CLI, REPO_ROOT, stdioEngineCommand, tmpDir, waitForEvent, writeConfig } from '../support/processes.js';
 
 const MAX_BODY_BYTES = 4096;
 const running: ChildProcessWithoutNullStreams[] = [];
@@ -16,10 +17,13 @@ afterEach(() => {
   for (const proc of running.splice(0)) if (proc.exitCode === null) proc.kill('SIGKILL');
 });
 
-function start(): { proc: ChildProcessWithoutNullStreams; next: () => Promise<Record<string, unknown>> } {
+function start(
+  engineArgs: string[] = [],
+  gateway: Record<string, unknown> = {},
+): { proc: ChildProcessWithoutNullStreams; next: () => Promise<Record<string, unknown>> } {
   const config = writeConfig(tmpDir('rcp-mcp-wire-'), {
-    engines: [{ id: 'one', transport: 'stdio', command: stdioEngineCommand(['--id', 'one']) }],
-    gateway: { maxBodyBytes: MAX_BODY_BYTES, logLevel: 'warn' },
+    engines: [{ id: 'one', transport: 'stdio', command: stdioEngineCommand(['--id', 'one', ...engineArgs]) }],
+    gateway: { maxBodyBytes: MAX_BODY_BYTES, logLevel: 'warn', ...gateway },
   });
   const proc = spawn(process.execPath, [GATEWAY_CLI, 'mcp-stdio', '--config', config], { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
   running.push(proc);
@@ -86,6 +90,33 @@ describe('mcp-stdio on the wire', () => {
     expect(JSON.stringify(filtered)).toContain('-32005');
     expect(await request('s', 'resources/subscribe', { uri: 'file:///etc/passwd' })).toMatchObject({ id: 's', error: { code: -32602 } });
     expect(await request('r', 'resources/read', { uri: 'rcpgw://engines/%E0%A4%A' })).toMatchObject({ id: 'r', error: { code: -32602 } });
+  }, 30_000);
+
+  it('answers a tool call still running at the drain timeout with -32010 before it exits on SIGTERM', async () => {
+    const events = path.join(tmpDir('rcp-mcp-wire-'), 'events.ndjson');
+    const { proc, next } = start(['--fault', 'hang', '--events', events], { drainTimeoutMs: 500 });
+    send(
+      proc,
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'init',
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'wire', version: '1' } },
+      }),
+    );
+    expect(await next()).toMatchObject({ id: 'init' });
+    send(proc, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+    send(
+      proc,
+      JSON.stringify({ jsonrpc: '2.0', id: 'hung', method: 'tools/call', params: { name: 'search', arguments: { query: 'heat' } } }),
+    );
+    await waitForEvent(events, (e) => e.ev === 'request' && e.method === 'retrieve');
+    const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+    proc.kill('SIGTERM');
+    const answer = await next();
+    expect(answer).toMatchObject({ id: 'hung', result: { isError: true } });
+    expect(JSON.stringify(answer)).toContain('-32010');
+    expect(await exited).toBe(0);
   }, 30_000);
 
   it('exits once its host is gone (stdout closed), stdin still open', async () => {
