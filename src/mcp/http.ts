@@ -9,7 +9,8 @@
  */
 import { localhostHostValidation, localhostOriginValidation } from '@modelcontextprotocol/hono';
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
-import type { Env, Hono } from 'hono';
+import type { Context, Env, Hono } from 'hono';
+import { ListenStreams, whenBodyEnds } from './listen-streams.js';
 import { BodyTimeoutError, type BodyReader } from '../core/http/request-io.js';
 import type { RcpService } from '../core/service/contract.js';
 import type { SessionOptions } from '../core/session/session.js';
@@ -44,6 +45,7 @@ export class McpHttpEndpoint {
   private readonly handler: McpHttpHandler;
   private readonly unpublish: () => void;
   private closing = false;
+  private readonly listenStreams = new ListenStreams();
 
   constructor(
     facade: McpFacade,
@@ -67,7 +69,7 @@ export class McpHttpEndpoint {
    * timeout and size cap) before the SDK sees it: the SDK reads the web Request itself, outside
    * that timeout, so a stalled body held its connection until node's 300 s request timeout.
    */
-  mount<E extends Env>(app: Hono<E>, readBody?: BodyReader<E>): void {
+  mount<E extends Env>(app: Hono<E>, readBody?: BodyReader<E>, clientAddress?: (c: Context<E>) => string | undefined): void {
     if (LOOPBACK.has(this.options.host)) app.use(this.path, localhostHostValidation(), localhostOriginValidation());
     app.all(this.path, async (c) => {
       if (this.closing) {
@@ -90,7 +92,15 @@ export class McpHttpEndpoint {
       } catch {
         return rpcFault(400, -32700, 'Parse error: the body is not JSON');
       }
-      return this.handler.fetch(c.req.raw, { parsedBody });
+      if (!isListen(parsedBody)) return this.handler.fetch(c.req.raw, { parsedBody });
+      const admitted = this.listenStreams.admit(clientAddress?.(c) ?? 'unknown');
+      if ('refused' in admitted) return admitted.refused;
+      try {
+        return whenBodyEnds(await this.handler.fetch(c.req.raw, { parsedBody }), admitted.release);
+      } catch (err) {
+        admitted.release();
+        throw err;
+      }
     });
   }
 
@@ -111,6 +121,10 @@ export class McpHttpEndpoint {
     this.unpublish();
     await this.handler.close();
   }
+}
+
+function isListen(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'subscriptions/listen';
 }
 
 /** A JSON-RPC error answered before the SDK sees the request (id null: none could be read). */

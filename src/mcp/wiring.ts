@@ -40,7 +40,7 @@ export function mcpBesideRcp(
         keepAliveMs: settings.sseHeartbeatMs,
         onError: (err) => logger.debug({ err: err.message }, 'mcp'),
       });
-      endpoint.mount(app, readBody);
+      endpoint.mount(app, readBody, (c) => c.env.incoming?.socket.remoteAddress);
     },
     // Catalog watches answer at once, so their streams end before the drain; MCP tool calls drain
     // with the RCP ones (shared gate), then the MCP listen streams end with their final result.

@@ -200,7 +200,7 @@ describe('console on', () => {
     expect(over.headers.get('retry-after')).toBe('5');
     for (const controller of open) controller.abort();
     let again = 503;
-    for (let attempt = 0; attempt < 50 && again === 503; attempt++) {
+    for (let attempt = 0; attempt < 200 && again === 503; attempt++) {
       const controller = new AbortController();
       again = (await fetch(`${consoleOf(on)}/api/stream`, { signal: controller.signal })).status;
       controller.abort();

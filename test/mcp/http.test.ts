@@ -22,6 +22,7 @@ import {
 import { suiteProcesses } from '../support/suite.js';
 import { logLines, until } from '../observability/support.js';
 import { connectHttp, structured, textOf, type SearchOutput, type ToolErrorOutput } from './helpers.js';
+import { LISTEN_STREAMS_PER_CLIENT } from '../../src/mcp/listen-streams.js';
 
 const procs = suiteProcesses();
 const dir = tmpDir('rcp-mcp-http-');
@@ -289,4 +290,48 @@ describe('MCP over HTTP against a stalled body', () => {
     expect(answer).toMatch(/^HTTP\/1\.1 408/);
     expect(answer).toContain('stalled');
   }, 20_000);
+});
+
+describe('MCP listen streams over HTTP', () => {
+  const listen = (id: number, signal: AbortSignal): Promise<Response> =>
+    fetch(`${new URL(gw.url).origin}/mcp`, {
+      method: 'POST',
+      signal,
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-method': 'subscriptions/listen',
+        'mcp-protocol-version': '2026-07-28',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        method: 'subscriptions/listen',
+        params: {
+          notifications: { toolsListChanged: true },
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientInfo': { name: 'listener', version: '0' },
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      }),
+    });
+
+  it(`holds at most ${LISTEN_STREAMS_PER_CLIENT} per client (429 + Retry-After beyond), and takes one again once a stream ends`, async () => {
+    const controllers = Array.from({ length: LISTEN_STREAMS_PER_CLIENT }, () => new AbortController());
+    const open = await Promise.all(controllers.map((controller, i) => listen(1000 + i, controller.signal)));
+    for (const res of open) expect(res.status).toBe(200);
+    const over = await listen(2000, new AbortController().signal);
+    expect(over.status).toBe(429);
+    expect(over.headers.get('retry-after')).toBe('5');
+    for (const controller of controllers) controller.abort();
+    let again = 429;
+    for (let attempt = 0; attempt < 200 && again === 429; attempt++) {
+      const controller = new AbortController();
+      again = (await listen(3000 + attempt, controller.signal)).status;
+      controller.abort();
+    }
+    expect(again).toBe(200);
+  });
 });
