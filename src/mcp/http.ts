@@ -11,6 +11,7 @@ import { localhostHostValidation, localhostOriginValidation } from '@modelcontex
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
 import type { Context, Env, Hono } from 'hono';
 import { ListenStreams, whenBodyEnds } from './listen-streams.js';
+import { isJsonMediaType } from '../core/http/envelope.js';
 import { BodyTimeoutError, type BodyReader } from '../core/http/request-io.js';
 import type { RcpService } from '../core/service/contract.js';
 import type { SessionOptions } from '../core/session/session.js';
@@ -77,7 +78,8 @@ export class McpHttpEndpoint {
           'retry-after': '1',
         });
       }
-      if (!readBody || c.req.method !== 'POST') return this.handler.fetch(c.req.raw);
+      // Anything but a JSON POST is the SDK's to refuse (405, 415) as it does, body unread.
+      if (!readBody || c.req.method !== 'POST' || !isJsonMediaType(c.req.header('content-type'))) return this.handler.fetch(c.req.raw);
       let text: string | undefined;
       try {
         text = await readBody(c, this.options.maxBodyBytes);
