@@ -7,6 +7,7 @@ import {
   type AttributionClaims,
 } from '../../src/core/experiments/attribution.js';
 import { RcpError } from '../../src/core/protocol/errors.js';
+import { ExperimentRuntime } from '../../src/core/experiments/runtime.js';
 
 const SECRET = 'attribution-secret-0123456789';
 const NOW = 1_750_000_000_000;
@@ -56,6 +57,27 @@ describe('attribution tokens', () => {
       expect(r.field).toBe('_meta.x-rcpgw.attribution');
       expect(r.message).toMatch(/signature/);
     }
+  });
+
+  it('takes only the canonical spelling of a signature (the last character has spare bits)', () => {
+    const token = signAttribution(claims, SECRET);
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const last = alphabet.indexOf(token.at(-1)!);
+    // A 32-byte MAC is 43 characters: the last one carries 4 bits, so its low 2 bits are spare.
+    const variants = [1, 2, 3].map((spare) => `${token.slice(0, -1)}${alphabet[(last & ~3) | spare]}`);
+    expect(verify(token)).toEqual(claims);
+    for (const variant of variants.filter((v) => v !== token)) expect(() => verify(variant)).toThrow(RcpError);
+  });
+
+  it('is remembered for crediting by its signature, whatever the length of its body', () => {
+    const runtime = new ExperimentRuntime();
+    const token = signAttribution(claims, SECRET);
+    expect(runtime.firstCredit(token)).toBe(true);
+    expect(runtime.firstCredit(token)).toBe(false);
+    expect(runtime.firstCredit(signAttribution({ ...claims, issuedAt: NOW + 1 }, SECRET))).toBe(true);
+    // What is kept per token is its 43-character signature, not a body that grows with k and the hit ids.
+    const held = (runtime as unknown as { credited: Set<string> }).credited;
+    expect([...held].every((key) => key.length === 43)).toBe(true);
   });
 
   it('refuses a stale token, one from the future, and malformed input', () => {

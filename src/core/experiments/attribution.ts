@@ -70,8 +70,11 @@ export function verifyAttribution(token: unknown, options: VerifyOptions): Attri
   if (typeof token !== 'string') throw refuse('expected the attribution token string from the answer');
   const dot = token.indexOf('.');
   const body = dot > 0 ? token.slice(0, dot) : '';
-  const signature = dot > 0 ? fromBase64Url(token.slice(dot + 1)) : undefined;
-  if (signature === undefined || body.length === 0) throw refuse('malformed attribution token');
+  const signatureText = dot > 0 ? token.slice(dot + 1) : '';
+  const signature = dot > 0 ? fromBase64Url(signatureText) : undefined;
+  // The canonical spelling only: the last base64url character carries spare bits, so four
+  // spellings decoded to one signature, and each was credited as its own impression.
+  if (signature === undefined || body.length === 0 || toBase64Url(signature) !== signatureText) throw refuse('malformed attribution token');
   if (!constantTimeEqual(signature, mac(options.secret, body))) throw refuse('attribution token signature does not verify');
   const wire = parseClaims(body);
   if (wire === undefined) throw refuse('malformed attribution token');
