@@ -41,6 +41,11 @@ export interface RcpBridgeOptions {
 /** The token the bridge asks the session to report progress under; it never leaves the process. */
 const PROGRESS_TOKEN = 'mcp';
 
+/** After the drain timeout, how long the -32010 answers to calls still running may take to settle. */
+const DRAIN_ANSWER_GRACE_MS = 1_000;
+/** Then how long those answers get to pass through the SDK to the client before it is closed. */
+const RESULT_WRITE_GRACE_MS = 100;
+
 export class RcpBridge {
   private active = 0;
   private idleWaiters: Array<() => void> = [];
@@ -54,6 +59,17 @@ export class RcpBridge {
   /** Calls not yet answered. */
   get inFlight(): number {
     return this.active;
+  }
+
+  /**
+   * A transport's drain at shutdown: wait up to `timeoutMs` for the calls in flight; past it,
+   * `failRemaining` (when this transport answers them itself) has them answered -32010, and the
+   * answers get a moment to pass through the SDK to the client before the caller closes it.
+   */
+  async drain(timeoutMs: number, failRemaining?: () => void): Promise<void> {
+    if (await this.idle(timeoutMs)) return;
+    failRemaining?.();
+    if (await this.idle(DRAIN_ANSWER_GRACE_MS)) await new Promise((resolve) => setTimeout(resolve, RESULT_WRITE_GRACE_MS));
   }
 
   /** Resolves true once no call is in flight, or false when `timeoutMs` passes first (graceful drain). */

@@ -11,7 +11,7 @@ import { localhostHostValidation, localhostOriginValidation } from '@modelcontex
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
 import type { Context, Env, Hono } from 'hono';
 import { ListenStreams, whenBodyEnds } from './listen-streams.js';
-import { isJsonMediaType } from '../core/http/envelope.js';
+import { envelopeFault, isJsonMediaType, NOT_JSON, payloadTooLarge, toResponse } from '../core/http/envelope.js';
 import { BodyTimeoutError, type BodyReader } from '../core/http/request-io.js';
 import type { RcpService } from '../core/service/contract.js';
 import type { SessionOptions } from '../core/session/session.js';
@@ -20,11 +20,6 @@ import type { McpFacade } from './facade.js';
 import { publishCatalog } from './follow.js';
 
 export const MCP_PATH = '/mcp';
-
-/** After the drain timeout, how long the listener's -32010 answers to calls still running may take to settle. */
-const DRAIN_ANSWER_GRACE_MS = 1_000;
-/** Then how long those answers get to pass through the SDK to their sockets before the handler closes. */
-const RESULT_WRITE_GRACE_MS = 100;
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
@@ -84,15 +79,16 @@ export class McpHttpEndpoint {
       try {
         text = await readBody(c, this.options.maxBodyBytes);
       } catch (err) {
-        if (err instanceof BodyTimeoutError) return rpcFault(408, -32600, err.message);
+        // Answered as the RCP endpoint answers the same faults (core/http/envelope.ts).
+        if (err instanceof BodyTimeoutError) return toResponse(envelopeFault(408, err.message));
         throw err;
       }
-      if (text === undefined) return rpcFault(413, -32600, `request body exceeds ${this.options.maxBodyBytes} bytes`);
+      if (text === undefined) return toResponse(payloadTooLarge(this.options.maxBodyBytes));
       let parsedBody: unknown;
       try {
         parsedBody = JSON.parse(text);
       } catch {
-        return rpcFault(400, -32700, 'Parse error: the body is not JSON');
+        return toResponse(NOT_JSON);
       }
       if (!isListen(parsedBody)) return this.handler.fetch(c.req.raw, { parsedBody });
       const admitted = this.listenStreams.admit(clientAddress?.(c) ?? 'unknown');
@@ -116,10 +112,7 @@ export class McpHttpEndpoint {
     // Calls still running at the drain timeout are answered -32010 by the listener's drain, which
     // runs beside this close on the same timeout: wait for those answers to be written. Closing
     // the handler first cut each such call off with an empty HTTP 499 instead.
-    if (!(await this.bridge.idle(drainTimeoutMs)) && (await this.bridge.idle(DRAIN_ANSWER_GRACE_MS))) {
-      // The calls are answered; their tool results still pass through the SDK to the sockets.
-      await new Promise((resolve) => setTimeout(resolve, RESULT_WRITE_GRACE_MS));
-    }
+    await this.bridge.drain(drainTimeoutMs);
     this.unpublish();
     await this.handler.close();
   }
@@ -127,14 +120,6 @@ export class McpHttpEndpoint {
 
 function isListen(body: unknown): boolean {
   return typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'subscriptions/listen';
-}
-
-/** A JSON-RPC error answered before the SDK sees the request (id null: none could be read). */
-function rpcFault(status: number, code: number, message: string): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }), {
-    status,
-    headers: { 'content-type': 'application/json' },
-  });
 }
 
 function headersOf(request: Request | undefined): Readonly<Record<string, string>> {

@@ -17,6 +17,7 @@
  * inside a line.
  */
 import { Transform, type TransformCallback, type Writable } from 'node:stream';
+import { isJsonObject } from '../core/protocol/jsonrpc.js';
 
 const NEWLINE = 0x0a;
 
@@ -81,31 +82,31 @@ function checkLine(raw: string, answer: (id: string | number | null, code: numbe
   }
   const problem = messageProblem(value);
   if (problem === undefined) return line;
-  const id = isRecord(value) && isUsableId(value.id) ? value.id : null;
+  const id = isJsonObject(value) && isUsableId(value.id) ? value.id : null;
   answer(id, -32600, `Invalid Request: ${problem}`);
   return undefined;
 }
 
+/**
+ * Not jsonrpc.ts `classify`: that one holds method names to RCP's grammar (§4.1), which MCP's
+ * (`logging/setLevel`) do not follow, and takes ids MCP refuses (1.5) and no progress token.
+ */
 function messageProblem(value: unknown): string | undefined {
   if (Array.isArray(value)) return 'batches are not supported';
-  if (!isRecord(value)) return 'a message must be a JSON object';
+  if (!isJsonObject(value)) return 'a message must be a JSON object';
   if (value.jsonrpc !== '2.0') return 'jsonrpc must be "2.0"';
   if ('id' in value && !isUsableId(value.id)) return 'id must be a string or an integer';
   if (!('method' in value)) return 'id' in value ? undefined : 'a message needs a method or an id'; // a response
   if (typeof value.method !== 'string') return 'method must be a string';
   if (!('params' in value)) return undefined;
-  if (!isRecord(value.params)) return 'params must be an object';
+  if (!isJsonObject(value.params)) return 'params must be an object';
   const meta = value.params._meta;
   if (meta === undefined) return undefined;
-  if (!isRecord(meta)) return 'params._meta must be an object';
+  if (!isJsonObject(meta)) return 'params._meta must be an object';
   if ('progressToken' in meta && !isUsableId(meta.progressToken)) return 'params._meta.progressToken must be a string or an integer';
   return undefined;
 }
 
 function isUsableId(id: unknown): id is string | number {
   return typeof id === 'string' || Number.isSafeInteger(id);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -86,11 +86,7 @@ export function serveMcpStdio(facade: McpFacade, options: McpStdioOptions): McpS
   return {
     ended,
     close: async (drainTimeoutMs, failRemaining) => {
-      if (!(await bridge.idle(drainTimeoutMs)) && failRemaining) {
-        failRemaining();
-        // The answers are given; their tool results still pass through the SDK to stdout.
-        if (await bridge.idle(1_000)) await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await bridge.drain(drainTimeoutMs, failRemaining);
       await handle.close();
     },
   };

@@ -6,25 +6,11 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Limiter } from '../../src/core/resilience/limiter.js';
-import { UpstreamError } from '../../src/core/upstream/errors.js';
 import { ReplicaTransport } from '../../src/core/upstream/replicas.js';
 import type { JsonObject } from '../../src/core/protocol/jsonrpc.js';
-import { FakeTransport, deferred, recordingSend, upstreamCall, type Deferred } from './upstream-fakes.js';
+import { HeldTransport, deferred, recordingSend, upstreamCall } from './upstream-fakes.js';
 
 const OPTIONS = { timeoutMs: 5_000, maxResponseBytes: 1_000_000 };
-
-/** A transport whose calls wait for the test and fail as aborted when their signal fires. */
-class HeldTransport extends FakeTransport {
-  readonly held: Array<Deferred<JsonObject>> = [];
-  constructor() {
-    super((sent) => {
-      const answer = deferred<JsonObject>();
-      sent.options.signal?.addEventListener('abort', () => answer.reject(new UpstreamError('aborted', 'call aborted')));
-      this.held.push(answer);
-      return answer.promise;
-    });
-  }
-}
 
 /** Two held replicas behind a limiter of `concurrency` slots, hedging after 10 ms with budget 1. */
 function engine(concurrency: number, maxQueue = 8) {

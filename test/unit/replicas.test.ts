@@ -10,26 +10,9 @@ import { LatencyWindow } from '../../src/core/resilience/latency.js';
 import { UpstreamError } from '../../src/core/upstream/errors.js';
 import { ReplicaTransport, type ReplicaTransportOptions } from '../../src/core/upstream/replicas.js';
 import type { JsonObject } from '../../src/core/protocol/jsonrpc.js';
-import { FakeTransport, deferred, type Deferred, type Sent } from './upstream-fakes.js';
+import { FakeTransport, HeldTransport } from './upstream-fakes.js';
 
 const OPTIONS = { timeoutMs: 5_000, maxResponseBytes: 1_000_000 };
-
-/** A transport whose every call waits for the test, and fails as aborted when its signal fires. */
-class HeldTransport extends FakeTransport {
-  readonly held: Array<Deferred<JsonObject> & { sent: Sent; aborted: () => boolean }> = [];
-  constructor() {
-    super((sent) => {
-      const answer = deferred<JsonObject>();
-      let aborted = false;
-      sent.options.signal?.addEventListener('abort', () => {
-        aborted = true;
-        answer.reject(new UpstreamError('aborted', 'call aborted'));
-      });
-      this.held.push({ ...answer, sent, aborted: () => aborted });
-      return answer.promise;
-    });
-  }
-}
 
 const refused = (): Promise<JsonObject> => Promise.reject(new UpstreamError('transport', 'request failed: connect ECONNREFUSED'));
 

@@ -1,12 +1,13 @@
 /**
  * In-process stand-ins for the upstream layer tests: a fake transport whose answers the test
- * controls, a deferred answer, and an UpstreamCall with a deadline on the (fake) clock.
+ * controls (and a held one whose calls wait for the test and fail when aborted), a deferred answer, and an UpstreamCall with a deadline on the (fake) clock.
  */
 import type { JsonObject } from '../../src/core/protocol/jsonrpc.js';
 import type { Call, UpstreamCall } from '../../src/core/upstream/call.js';
 import type { UpstreamCallOptions, UpstreamTransport } from '../../src/core/upstream/transport.js';
 import type { BreakerSettings } from '../../src/core/config/schema.js';
 import type { Logger } from '../../src/core/observability/logger.js';
+import { UpstreamError } from '../../src/core/upstream/errors.js';
 
 export interface Deferred<T> {
   promise: Promise<T>;
@@ -52,6 +53,23 @@ export class FakeTransport implements UpstreamTransport {
   close(): Promise<void> {
     this.closed = true;
     return Promise.resolve();
+  }
+}
+
+/** A transport whose every call waits for the test, and fails as aborted when its signal fires. */
+export class HeldTransport extends FakeTransport {
+  readonly held: Array<Deferred<JsonObject> & { sent: Sent; aborted: () => boolean }> = [];
+  constructor() {
+    super((sent) => {
+      const answer = deferred<JsonObject>();
+      let aborted = false;
+      sent.options.signal?.addEventListener('abort', () => {
+        aborted = true;
+        answer.reject(new UpstreamError('aborted', 'call aborted'));
+      });
+      this.held.push({ ...answer, sent, aborted: () => aborted });
+      return answer.promise;
+    });
   }
 }
 

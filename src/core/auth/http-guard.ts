@@ -34,18 +34,11 @@ export function principalOf(c: { req: { raw: object } }): Principal | undefined 
   return principals.get(c.req.raw);
 }
 
-/**
- * Requests the RCP guard has seen. It is installed on the base path and on `<base>/*`, and Hono's
- * `<base>/*` matches the bare base too: without this, a POST to the base was authenticated,
- * charged a quota token and counted in flight twice.
- */
-const guarded = new WeakSet<object>();
-
 /** Install the guard on `app` for the RCP base path and the ops paths (call before the routes are added). */
 export function installHttpGuard<E extends Env>(app: Hono<E>, base: string, options: HttpGuardOptions<E>): void {
-  const guard = rpcGuard(base, options);
-  app.use(base === '' ? '/' : base, guard);
-  app.use(`${base}/*`, guard);
+  // Once, on `<base>/*`: Hono's wildcard matches the bare base too. Mounted on both, the guard
+  // authenticated a POST to the base, charged its quota token and counted it in flight twice.
+  app.use(`${base}/*`, rpcGuard(base, options));
   if (!options.authenticator) return;
   // The MCP facade's sessions are not tenant-scoped: with auth on, only an unrestricted principal may use it.
   const unscoped = opsGuard('/mcp', 'admin', options);
@@ -63,8 +56,7 @@ function rpcGuard<E extends Env>(base: string, options: HttpGuardOptions<E>): Mi
   const { authenticator, limiter, audit } = options;
   const counter = new ConcurrencyCounter();
   return async (c, next) => {
-    if (c.req.method !== 'POST' || guarded.has(c.req.raw)) return next();
-    guarded.add(c.req.raw);
+    if (c.req.method !== 'POST') return next();
     const address = options.address(c);
     let principal: Principal | undefined;
     if (authenticator) {

@@ -13,7 +13,7 @@ export function catalogList(engines: readonly Engine[], exposeEndpoints: boolean
 
 export function catalogEntry(engine: Engine, expose: boolean): JsonObject {
   const breaker = engine.breaker.snapshot();
-  const showEndpoint = expose || engine.config.expose === true;
+  const showEndpoint = engine.endpointShown(expose);
   const entry: JsonObject = {
     id: engine.id,
     server: engine.server ?? { name: engine.id },
@@ -29,7 +29,7 @@ export function catalogEntry(engine: Engine, expose: boolean): JsonObject {
       priority: engine.priority,
       queueDepth: engine.queueDepth,
       // The platform's text names addresses and ports; a client sees it only where endpoints are shown.
-      ...(engine.lastError && engine.status !== 'ready' ? { lastError: showEndpoint ? engine.lastError : engine.lastPublicError } : {}),
+      ...(engine.lastError && engine.status !== 'ready' ? { lastError: engine.lastErrorShown(expose) } : {}),
     },
   };
   // Replicas by index, never by URL: endpoints stay hidden unless exposed (§4.4 vendor key).

@@ -42,14 +42,20 @@ export interface Envelope {
   mismatched: ResponseMessage[];
 }
 
+/** §5.2: an unparseable body is HTTP 400 with a -32700 body. */
+export const NOT_JSON: HttpReply = Object.freeze({
+  status: 400,
+  headers: JSON_HEADERS,
+  body: JSON.stringify(parseErrorResponse('body is not valid JSON')),
+});
+
 /** Parse the body; an HttpReply when it is answered without the session (bad JSON, path mismatch). */
 export function readEnvelope(text: string, pathMethod: string | undefined): Envelope | HttpReply {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    // §5.2: an unparseable body is HTTP 400 with a -32700 body.
-    return { status: 400, headers: JSON_HEADERS, body: JSON.stringify(parseErrorResponse('body is not valid JSON')) };
+    return NOT_JSON;
   }
   let compact = false;
   if (isJsonObject(value) && value.jsonrpc === undefined && typeof value.method === 'string') {

@@ -121,6 +121,16 @@ export class Engine {
     return this.supervisor.lastPublicError;
   }
 
+  /** Whether this engine's endpoint may be shown: the gateway exposes all (`exposeEndpoints`) or the entry its own. */
+  endpointShown(exposeEndpoints: boolean): boolean {
+    return exposeEndpoints || this.config.expose === true;
+  }
+
+  /** The last error as a reader may see it: in full where the endpoint is shown, else without addresses. */
+  lastErrorShown(exposeEndpoints: boolean): string | undefined {
+    return this.endpointShown(exposeEndpoints) ? this.lastError : this.lastPublicError;
+  }
+
   get queueDepth(): number {
     return this.limiter.waiting;
   }

@@ -80,8 +80,8 @@ function engineRow(engine: Engine, input: StateInput): EngineRow {
   return {
     id: engine.id,
     status: engine.status,
-    // As catalog/list: the full text (addresses, ports) only for an engine whose endpoint is shown; it is always in the log.
-    lastError: (input.settings.exposeEndpoints || engine.config.expose === true ? engine.lastError : engine.lastPublicError) ?? null,
+    // As catalog/list: addresses and ports only where the endpoint is shown; the log has the full text.
+    lastError: engine.lastErrorShown(input.settings.exposeEndpoints) ?? null,
     transport: engine.config.transport,
     server: engine.server ? `${engine.server.name}${engine.server.version ? ` ${engine.server.version}` : ''}` : null,
     weight: engine.weight,
